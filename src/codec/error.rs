@@ -1,0 +1,58 @@
+//! Errors of the codec: corrupt bytes, malformed JSON, limits.
+use std::fmt;
+
+/// Everything that can go wrong while reading, validating or building a variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VariantError {
+    /// The bytes do not follow the encoding (bounds, offsets, UTF-8, header bits).
+    Malformed(String),
+    /// The metadata version is not 1.
+    UnsupportedVersion(u8),
+    /// A primitive type id this implementation does not know.
+    UnknownPrimitiveType(u8),
+    /// Containers nested deeper than the limit.
+    DepthLimitExceeded(usize),
+    /// An object has the same key twice.
+    DuplicateKey(String),
+    /// The JSON text is not valid JSON (or uses something Spark rejects); `offset` is a byte offset.
+    MalformedJson {
+        /// Byte offset in the input where the problem was found.
+        offset: usize,
+        /// What was wrong.
+        message: &'static str,
+    },
+}
+
+impl fmt::Display for VariantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VariantError::Malformed(m) => write!(f, "malformed variant: {m}"),
+            VariantError::UnsupportedVersion(v) => {
+                write!(
+                    f,
+                    "malformed variant: metadata version {v} is not supported (expected 1)"
+                )
+            }
+            VariantError::UnknownPrimitiveType(t) => {
+                write!(f, "unknown primitive type id {t} in variant")
+            }
+            VariantError::DepthLimitExceeded(limit) => {
+                write!(f, "nesting depth exceeds the limit of {limit}")
+            }
+            VariantError::DuplicateKey(k) => write!(f, "duplicate object key \"{k}\""),
+            VariantError::MalformedJson { offset, message } => {
+                write!(f, "malformed JSON at byte {offset}: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for VariantError {}
+
+/// Result with [`VariantError`].
+pub type Result<T, E = VariantError> = std::result::Result<T, E>;
+
+/// Shorthand for a [`VariantError::Malformed`] error.
+pub(crate) fn malformed<T>(message: impl Into<String>) -> Result<T> {
+    Err(VariantError::Malformed(message.into()))
+}

@@ -1,0 +1,1446 @@
+//! Scalar formatting rules of Spark's `to_json` for Variant values.
+//!
+//! Every writer appends UTF-8 bytes to a `Vec<u8>` and uses only stack buffers, so the JSON
+//! writer can call them per value without heap allocations (apart from growing `out`).
+//!
+//! The rules follow what Spark 4.3 prints through Java:
+//! - doubles and floats as `Double.toString` / `Float.toString` with the shortest round-trip
+//!   digits (the JDK 19+ specification; JDK 17 sometimes prints more digits);
+//! - decimals as `BigDecimal.stripTrailingZeros().toPlainString()`;
+//! - dates and timestamps as `java.time`'s `ISO_LOCAL_DATE`, `' '`, `ISO_LOCAL_TIME` and
+//!   `appendOffset("+HH:MM", "+00:00")`;
+//! - strings with Jackson's escaping.
+
+use std::fmt::{self, Write as _};
+
+use chrono::{DateTime, NaiveDateTime, Offset, TimeZone};
+use chrono_tz::Tz;
+
+/// A fixed-size stack buffer that implements [`fmt::Write`]; writing past its end is an error.
+struct StackBuf<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackBuf<N> {
+    fn new() -> Self {
+        Self {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> fmt::Write for StackBuf<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let bytes = s.as_bytes();
+        let end = self.len + bytes.len();
+        if end > N {
+            return Err(fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Floating point
+// ---------------------------------------------------------------------------------------------
+
+/// The significant decimal digits (ASCII, no leading or trailing zeros) and the decimal exponent
+/// of a positive finite number: value = d0.d1d2... * 10^exp.
+struct SciDigits {
+    digits: [u8; 24],
+    len: usize,
+    exp: i32,
+}
+
+/// Parses Rust's `{:e}` output of a positive finite number ("1.2345e-7", "5e-324", "1.0e7").
+fn parse_sci(text: &[u8]) -> SciDigits {
+    let mut out = SciDigits {
+        digits: [0; 24],
+        len: 0,
+        exp: 0,
+    };
+    let mut i = 0;
+    while i < text.len() && text[i] != b'e' {
+        let b = text[i];
+        if b.is_ascii_digit() && out.len < out.digits.len() {
+            out.digits[out.len] = b;
+            out.len += 1;
+        }
+        i += 1;
+    }
+    // Exponent.
+    i += 1;
+    let mut negative = false;
+    if i < text.len() && text[i] == b'-' {
+        negative = true;
+        i += 1;
+    }
+    let mut exp: i32 = 0;
+    while i < text.len() {
+        exp = exp * 10 + i32::from(text[i] - b'0');
+        i += 1;
+    }
+    out.exp = if negative { -exp } else { exp };
+    // Strip trailing zeros (e.g. "1.0e-323" from the two-digit path), keeping one digit.
+    while out.len > 1 && out.digits[out.len - 1] == b'0' {
+        out.len -= 1;
+    }
+    if out.len == 0 {
+        out.digits[0] = b'0';
+        out.len = 1;
+    }
+    out
+}
+
+/// Shortest round-trip digits of a positive finite number `abs = m * 2^q`, chosen the way
+/// Java (JDK 19+ specification) chooses them:
+/// - a one-digit result is replaced by the closest two-digit decimal (`4.9E-324`, not
+///   `5.0E-324`), since the format prints at least two digits anyway;
+/// - when two shortest candidates are equally close to the exact value, the one with the even
+///   last digit wins (`441700.62f`, where Rust's formatter picks `441700.63`).
+fn java_digits<T: fmt::LowerExp + Copy + std::str::FromStr + PartialEq>(
+    abs: T,
+    m: u64,
+    q: i32,
+) -> SciDigits {
+    let mut buf = StackBuf::<48>::new();
+    // Cannot fail: the longest output ("2.2250738585072014e-308") fits easily.
+    let _ = write!(buf, "{abs:e}");
+    let sci = parse_sci(buf.as_bytes());
+    if sci.len == 1 {
+        // For all but the tiniest subnormals the closest two-digit decimal is `d.0`.
+        let mut buf = StackBuf::<48>::new();
+        let _ = write!(buf, "{abs:.1e}");
+        return parse_sci(buf.as_bytes());
+    }
+    match even_tie_candidate(&sci, m, q) {
+        Some(candidate) if round_trips(&candidate, abs) => candidate,
+        _ => sci,
+    }
+}
+
+/// If the exact value `m * 2^q` lies exactly halfway between two decimals with as many digits
+/// as `sci`, returns the one whose last digit is even.
+fn even_tie_candidate(sci: &SciDigits, m: u64, q: i32) -> Option<SciDigits> {
+    if m == 0 {
+        return None;
+    }
+    // Digits after the decimal point of the n-digit grid: candidates are C * 10^-s.
+    let s = sci.len as i32 - 1 - sci.exp;
+    let t = m.trailing_zeros() as i32;
+    let odd = m >> t;
+    // A tie means 2 * m * 2^q * 10^s = odd * 5^s * 2^(t + q + 1 + s) is an odd integer X = 2C + 1.
+    if t + q + 1 + s != 0 {
+        return None;
+    }
+    let x = if s >= 0 {
+        odd.checked_mul(5u64.checked_pow(s as u32)?)?
+    } else {
+        let p = 5u64.checked_pow((-s) as u32)?;
+        if !odd.is_multiple_of(p) {
+            return None;
+        }
+        odd / p
+    };
+    let low = (x - 1) / 2;
+    let chosen = if low % 2 == 0 { low } else { low + 1 };
+    let mut digits = [0u8; 20];
+    let start = u64_digits(chosen, &mut digits);
+    let count = digits.len() - start;
+    let mut out = SciDigits {
+        digits: [0; 24],
+        len: count,
+        exp: count as i32 - 1 - s,
+    };
+    out.digits[..count].copy_from_slice(&digits[start..]);
+    while out.len > 1 && out.digits[out.len - 1] == b'0' {
+        out.len -= 1;
+    }
+    Some(out)
+}
+
+/// Whether the decimal `sci` parses back to `value`.
+fn round_trips<T: std::str::FromStr + PartialEq>(sci: &SciDigits, value: T) -> bool {
+    let mut buf = StackBuf::<48>::new();
+    let digits = &sci.digits[..sci.len];
+    // Digits are ASCII by construction.
+    let text = std::str::from_utf8(digits).unwrap_or("0");
+    // `text` is an integer: shift the exponent by the digits after the first one.
+    if write!(buf, "{text}e{}", sci.exp - (sci.len as i32 - 1)).is_err() {
+        return false;
+    }
+    std::str::from_utf8(buf.as_bytes())
+        .ok()
+        .and_then(|s| s.parse::<T>().ok())
+        .is_some_and(|parsed| parsed == value)
+}
+
+/// Lays out digits the way `Double.toString` does (plain for 1e-3 <= |v| < 1e7).
+fn write_java_layout(out: &mut Vec<u8>, negative: bool, sci: &SciDigits) {
+    if negative {
+        out.push(b'-');
+    }
+    let digits = &sci.digits[..sci.len];
+    let e = sci.exp;
+    if (0..7).contains(&e) {
+        let int_len = e as usize + 1;
+        if digits.len() <= int_len {
+            out.extend_from_slice(digits);
+            out.extend(std::iter::repeat_n(b'0', int_len - digits.len()));
+            out.extend_from_slice(b".0");
+        } else {
+            out.extend_from_slice(&digits[..int_len]);
+            out.push(b'.');
+            out.extend_from_slice(&digits[int_len..]);
+        }
+    } else if (-3..0).contains(&e) {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', (-e - 1) as usize));
+        out.extend_from_slice(digits);
+    } else {
+        out.push(digits[0]);
+        out.push(b'.');
+        if digits.len() > 1 {
+            out.extend_from_slice(&digits[1..]);
+        } else {
+            out.push(b'0');
+        }
+        out.push(b'E');
+        write_i64(out, i64::from(e));
+    }
+}
+
+/// Appends `v` as Java's `Double.toString` prints it, using the shortest round-trip digits:
+/// "1.0", "1500.0", "1.0E7", "1.23456789E7", "1.0E-5", "0.0025", "-0.0", "4.9E-324",
+/// "1.7976931348623157E308". Plain form for 1e-3 <= |v| < 1e7, otherwise d.dddE[-]n.
+/// Non-finite values print as NaN, Infinity, -Infinity (no quotes; the caller quotes them).
+pub fn write_java_double(out: &mut Vec<u8>, v: f64) {
+    if v.is_nan() {
+        out.extend_from_slice(b"NaN");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
+    } else if v == 0.0 {
+        out.extend_from_slice(if v.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
+    } else {
+        let bits = v.to_bits();
+        let exp_bits = ((bits >> 52) & 0x7ff) as i32;
+        let frac = bits & ((1 << 52) - 1);
+        let (m, q) = if exp_bits == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1 << 52), exp_bits - 1075)
+        };
+        let sci = java_digits(v.abs(), m, q);
+        write_java_layout(out, v.is_sign_negative(), &sci);
+    }
+}
+
+/// The same for `float` (Java `Float.toString`, shortest f32 digits): 1.5, 1.1, -0.0,
+/// 1.4E-45. JDK 17 prints some floats with extra digits (1.23456794E9, where this and JDK 19+
+/// print 1.234568E9).
+pub fn write_java_float(out: &mut Vec<u8>, v: f32) {
+    if v.is_nan() {
+        out.extend_from_slice(b"NaN");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
+    } else if v == 0.0 {
+        out.extend_from_slice(if v.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
+    } else {
+        let bits = v.to_bits();
+        let exp_bits = ((bits >> 23) & 0xff) as i32;
+        let frac = u64::from(bits & ((1 << 23) - 1));
+        let (m, q) = if exp_bits == 0 {
+            (frac, -149)
+        } else {
+            (frac | (1 << 23), exp_bits - 150)
+        };
+        let sci = java_digits(v.abs(), m, q);
+        write_java_layout(out, v.is_sign_negative(), &sci);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integers and decimals
+// ---------------------------------------------------------------------------------------------
+
+/// Writes the decimal digits of `v` right-aligned into `buf` and returns the start index.
+fn u64_digits(mut v: u64, buf: &mut [u8; 20]) -> usize {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return i;
+        }
+    }
+}
+
+fn write_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let start = u64_digits(v, &mut buf);
+    out.extend_from_slice(&buf[start..]);
+}
+
+fn write_i64(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    write_u64(out, v.unsigned_abs());
+}
+
+/// Writes `v` as exactly `width` digits (zero padded; `v` must fit).
+fn write_padded(out: &mut Vec<u8>, v: u64, width: usize) {
+    let mut buf = [0u8; 20];
+    let start = u64_digits(v, &mut buf);
+    let len = buf.len() - start;
+    if len < width {
+        out.extend(std::iter::repeat_n(b'0', width - len));
+    }
+    out.extend_from_slice(&buf[start..]);
+}
+
+/// Writes the decimal digits of `v` right-aligned into `buf` and returns the start index.
+fn u128_digits(mut v: u128, buf: &mut [u8; 40]) -> usize {
+    const CHUNK: u128 = 10_000_000_000_000_000_000; // 10^19
+    let mut i = buf.len();
+    // Peel off 19-digit chunks with u128 division, then finish with cheap u64 arithmetic.
+    while v > u128::from(u64::MAX) {
+        let mut rest = (v % CHUNK) as u64;
+        v /= CHUNK;
+        for _ in 0..19 {
+            i -= 1;
+            buf[i] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+    }
+    let mut small = v as u64;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (small % 10) as u8;
+        small /= 10;
+        if small == 0 {
+            return i;
+        }
+    }
+}
+
+/// Appends a decimal given its unscaled value and scale (0..=38) with trailing fractional zeros
+/// stripped and never an exponent: (100,2)->"1", (110,2)->"1.1", (0,1)->"0", (-5,2)->"-0.05",
+/// (100,0)->"100", i128::MIN/MAX handled.
+pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: u8) {
+    if unscaled == 0 {
+        out.push(b'0');
+        return;
+    }
+    let mut buf = [0u8; 40];
+    let start = u128_digits(unscaled.unsigned_abs(), &mut buf);
+    let mut digits = &buf[start..];
+    let mut scale = usize::from(scale);
+    while scale > 0 && digits[digits.len() - 1] == b'0' {
+        digits = &digits[..digits.len() - 1];
+        scale -= 1;
+    }
+    if unscaled < 0 {
+        out.push(b'-');
+    }
+    if scale == 0 {
+        out.extend_from_slice(digits);
+    } else if digits.len() > scale {
+        let int_len = digits.len() - scale;
+        out.extend_from_slice(&digits[..int_len]);
+        out.push(b'.');
+        out.extend_from_slice(&digits[int_len..]);
+    } else {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', scale - digits.len()));
+        out.extend_from_slice(digits);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dates and times
+// ---------------------------------------------------------------------------------------------
+
+const SECONDS_PER_DAY: i64 = 86_400;
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+
+/// Howard Hinnant's `civil_from_days`: (year, month, day) of a day count since 1970-01-01 in
+/// the proleptic Gregorian calendar. Exact for |days| up to about 2^61.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097; // [0, 146096]
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11]
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Howard Hinnant's `days_from_civil`, the inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = year - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400; // [0, 399]
+    let m = i64::from(month);
+    let mp = if m > 2 { m - 3 } else { m + 9 }; // [0, 11]
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1; // [0, 365]
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // [0, 146096]
+    era * 146_097 + doe - 719_468
+}
+
+fn is_leap_year(year: i64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+/// Java's `ISO_LOCAL_DATE` year: at least 4 digits, '+' above 9999, '-' below 0.
+fn write_year(out: &mut Vec<u8>, year: i64) {
+    if year > 9999 {
+        out.push(b'+');
+        write_u64(out, year as u64);
+    } else if year >= 0 {
+        write_padded(out, year as u64, 4);
+    } else {
+        out.push(b'-');
+        write_padded(out, year.unsigned_abs(), 4);
+    }
+}
+
+fn write_date_i64(out: &mut Vec<u8>, days: i64) {
+    let (year, month, day) = civil_from_days(days);
+    write_year(out, year);
+    out.push(b'-');
+    write_padded(out, u64::from(month), 2);
+    out.push(b'-');
+    write_padded(out, u64::from(day), 2);
+}
+
+/// Appends a date given as days since 1970-01-01 (proleptic Gregorian, full i32 range) as
+/// yyyy-MM-dd; years > 9999 get a '+' sign ("+5881580-07-11"), years < 0 print with '-' and
+/// 4+ digits ("-5877641-06-23", "-0002-12-31"), year 0 as "0000".
+pub fn write_date(out: &mut Vec<u8>, days: i32) {
+    write_date_i64(out, i64::from(days));
+}
+
+/// Writes `HH:mm:ss` and the fraction of a second trimmed of trailing zeros (`ISO_LOCAL_TIME`).
+fn write_time_of_day(out: &mut Vec<u8>, second_of_day: u32, nanos: u32) {
+    write_padded(out, u64::from(second_of_day / 3600), 2);
+    out.push(b':');
+    write_padded(out, u64::from(second_of_day / 60 % 60), 2);
+    out.push(b':');
+    write_padded(out, u64::from(second_of_day % 60), 2);
+    if nanos != 0 {
+        let mut digits = [0u8; 9];
+        let mut n = nanos;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        let mut len = digits.len();
+        while digits[len - 1] == b'0' {
+            len -= 1;
+        }
+        out.push(b'.');
+        out.extend_from_slice(&digits[..len]);
+    }
+}
+
+/// Appends a time of day given in microseconds since midnight as HH:mm:ss with the fraction
+/// trimmed of trailing zeros ("12:34:56.123456", "12:34:56.78", "00:00:00"). Values outside
+/// one day (invalid data) are wrapped into it rather than rejected.
+pub fn write_time_micros(out: &mut Vec<u8>, micros: i64) {
+    let micros = micros.rem_euclid(SECONDS_PER_DAY * 1_000_000);
+    let second_of_day = (micros / 1_000_000) as u32;
+    let nanos = (micros % 1_000_000) as u32 * 1_000;
+    write_time_of_day(out, second_of_day, nanos);
+}
+
+/// Java's `appendOffset("+HH:MM", "+00:00")`: seconds are truncated, and an offset whose hours
+/// and minutes are both zero prints as "+00:00".
+fn write_offset(out: &mut Vec<u8>, total_seconds: i32) {
+    let hours = (total_seconds / 3600 % 100).unsigned_abs();
+    let minutes = (total_seconds / 60 % 60).unsigned_abs();
+    if hours == 0 && minutes == 0 {
+        out.extend_from_slice(b"+00:00");
+        return;
+    }
+    out.push(if total_seconds < 0 { b'-' } else { b'+' });
+    write_padded(out, u64::from(hours), 2);
+    out.push(b':');
+    write_padded(out, u64::from(minutes), 2);
+}
+
+/// Appends a timestamp. `units_per_second` is 1_000_000 (micros) or 1_000_000_000 (nanos).
+/// With `tz: None` it is a timestamp without time zone: "2025-04-16 12:34:56.78",
+/// "+294247-01-10 04:00:54.775807". With `Some(tz)` the instant is shifted into that zone and
+/// the offset is appended as +HH:MM (never "Z"; seconds of historical LMT offsets are truncated
+/// like Java's: "-0002-12-31 16:07:02-07:52" for America/Los_Angeles):
+/// "2025-04-16 12:34:56.78+00:00", "1969-12-31 16:00:00-08:00" for 0 in America/Los_Angeles.
+/// Fraction trimmed of trailing zeros, up to 6 or 9 digits. Works for the whole i64 range.
+pub fn write_timestamp(
+    out: &mut Vec<u8>,
+    value: i64,
+    units_per_second: i64,
+    tz: Option<&SessionTimeZone>,
+) {
+    let ups = units_per_second.max(1);
+    let seconds = value.div_euclid(ups);
+    let frac = value.rem_euclid(ups);
+    let nanos = if ups <= NANOS_PER_SECOND && NANOS_PER_SECOND % ups == 0 {
+        frac * (NANOS_PER_SECOND / ups)
+    } else {
+        (i128::from(frac) * i128::from(NANOS_PER_SECOND) / i128::from(ups)) as i64
+    };
+    let offset = tz.map_or(0, |tz| tz.offset_seconds_at(seconds));
+    let local = seconds.saturating_add(i64::from(offset));
+    write_date_i64(out, local.div_euclid(SECONDS_PER_DAY));
+    out.push(b' ');
+    write_time_of_day(out, local.rem_euclid(SECONDS_PER_DAY) as u32, nanos as u32);
+    if tz.is_some() {
+        write_offset(out, offset);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time zones
+// ---------------------------------------------------------------------------------------------
+
+/// A session time zone for rendering timestamps: UTC, a fixed offset, or an IANA zone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionTimeZone {
+    /// A fixed offset in seconds east of UTC (UTC itself is `Fixed(0)`).
+    Fixed(i32),
+    /// A named IANA zone with historical and daylight-saving rules.
+    Named(Tz),
+}
+
+/// 2100-01-01T00:00:00Z. chrono-tz lists explicit transitions only up to the end of 2099; Java
+/// keeps applying the zone's final (recurring) rules forever.
+const RULES_TABLE_END_SECONDS: i64 = 4_102_444_800;
+
+/// Maps an instant at or after 2100 to the same UTC date and time in a year of 2072..=2099
+/// with the same calendar (leap year and weekday of January 1), where chrono-tz still lists
+/// the transitions of the final recurring rules. Rules such as "second Sunday of March" fall on
+/// the same dates in both years, so the offset is the one Java computes.
+fn map_to_rules_window(utc_seconds: i64) -> i64 {
+    let days = utc_seconds.div_euclid(SECONDS_PER_DAY);
+    let second_of_day = utc_seconds.rem_euclid(SECONDS_PER_DAY);
+    let (year, month, day) = civil_from_days(days);
+    let leap = is_leap_year(year);
+    let weekday = (days_from_civil(year, 1, 1) + 4).rem_euclid(7);
+    // Every calendar type occurs in any 28 consecutive years without a skipped leap year.
+    let target = (2072..2100)
+        .find(|&y| {
+            is_leap_year(y) == leap && (days_from_civil(y, 1, 1) + 4).rem_euclid(7) == weekday
+        })
+        .unwrap_or(2099);
+    days_from_civil(target, month, day) * SECONDS_PER_DAY + second_of_day
+}
+
+fn named_offset_at(tz: &Tz, utc_seconds: i64) -> i32 {
+    let seconds = if utc_seconds >= RULES_TABLE_END_SECONDS {
+        map_to_rules_window(utc_seconds)
+    } else {
+        utc_seconds
+    };
+    // Before chrono's range the zone's first offset (local mean time) applies, as in Java.
+    let naive =
+        DateTime::from_timestamp(seconds, 0).map_or(NaiveDateTime::MIN, |dt| dt.naive_utc());
+    tz.offset_from_utc_datetime(&naive).fix().local_minus_utc()
+}
+
+/// Parses "+HH", "+HHMM", "+HH:MM", "+HH:MM:SS" (or '-') into seconds east of UTC.
+fn parse_fixed_offset(s: &str) -> Option<i32> {
+    let bytes = s.as_bytes();
+    let sign = match bytes.first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let rest = &bytes[1..];
+    let two = |b: &[u8]| -> Option<i32> {
+        if b.len() == 2 && b.iter().all(u8::is_ascii_digit) {
+            Some(i32::from(b[0] - b'0') * 10 + i32::from(b[1] - b'0'))
+        } else {
+            None
+        }
+    };
+    let (h, m, s) = match rest.len() {
+        2 => (two(rest)?, 0, 0),
+        4 => (two(&rest[..2])?, two(&rest[2..])?, 0),
+        5 if rest[2] == b':' => (two(&rest[..2])?, two(&rest[3..])?, 0),
+        8 if rest[2] == b':' && rest[5] == b':' => {
+            (two(&rest[..2])?, two(&rest[3..5])?, two(&rest[6..])?)
+        }
+        _ => return None,
+    };
+    if h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    Some(sign * (h * 3600 + m * 60 + s))
+}
+
+impl SessionTimeZone {
+    /// UTC.
+    pub fn utc() -> Self {
+        SessionTimeZone::Fixed(0)
+    }
+
+    /// Parses DataFusion's `datafusion.execution.time_zone` value: None -> UTC;
+    /// "+05:30"/"-08:00"/"+0530"/"UTC"/"Z" -> fixed; "America/Los_Angeles" -> named. Unknown
+    /// names are an Err(String) with a clear message.
+    pub fn parse(name: Option<&str>) -> Result<Self, String> {
+        let Some(raw) = name else {
+            return Ok(Self::utc());
+        };
+        let s = raw.trim();
+        if s.eq_ignore_ascii_case("UTC") || s.eq_ignore_ascii_case("Z") {
+            return Ok(Self::utc());
+        }
+        if s.starts_with('+') || s.starts_with('-') {
+            return parse_fixed_offset(s)
+                .map(SessionTimeZone::Fixed)
+                .ok_or_else(|| {
+                    format!(
+                        "invalid time zone offset '{raw}': expected +HH:MM, +HHMM or +HH \
+                     (hours 00-23, minutes 00-59)"
+                    )
+                });
+        }
+        s.parse::<Tz>().map(SessionTimeZone::Named).map_err(|_| {
+            format!(
+                "unknown time zone '{raw}': expected UTC, an offset such as +05:30, or an IANA \
+                 time zone name such as America/Los_Angeles"
+            )
+        })
+    }
+
+    /// Offset from UTC in seconds at the given UTC instant (seconds since epoch).
+    pub fn offset_seconds_at(&self, utc_seconds: i64) -> i32 {
+        match self {
+            SessionTimeZone::Fixed(seconds) => *seconds,
+            SessionTimeZone::Named(tz) => named_offset_at(tz, utc_seconds),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// UUID, binary, strings
+// ---------------------------------------------------------------------------------------------
+
+const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Appends a UUID (16 big-endian bytes) as lowercase hyphenated hex.
+pub fn write_uuid(out: &mut Vec<u8>, bytes: &[u8; 16]) {
+    let mut buf = [0u8; 36];
+    let mut j = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            buf[j] = b'-';
+            j += 1;
+        }
+        buf[j] = HEX_LOWER[usize::from(b >> 4)];
+        buf[j + 1] = HEX_LOWER[usize::from(b & 0xf)];
+        j += 2;
+    }
+    out.extend_from_slice(&buf);
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Appends standard base64 with padding (no line breaks): [1]->"AQ==", [1,2]->"AQI=",
+/// [1,2,255]->"AQL/".
+pub fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len().div_ceil(3) * 4);
+    let mut chunks = bytes.chunks_exact(3);
+    for c in &mut chunks {
+        let n = u32::from(c[0]) << 16 | u32::from(c[1]) << 8 | u32::from(c[2]);
+        out.extend_from_slice(&[
+            BASE64[(n >> 18) as usize & 63],
+            BASE64[(n >> 12) as usize & 63],
+            BASE64[(n >> 6) as usize & 63],
+            BASE64[n as usize & 63],
+        ]);
+    }
+    match *chunks.remainder() {
+        [a] => {
+            let n = u32::from(a) << 16;
+            out.extend_from_slice(&[
+                BASE64[(n >> 18) as usize & 63],
+                BASE64[(n >> 12) as usize & 63],
+                b'=',
+                b'=',
+            ]);
+        }
+        [a, b] => {
+            let n = u32::from(a) << 16 | u32::from(b) << 8;
+            out.extend_from_slice(&[
+                BASE64[(n >> 18) as usize & 63],
+                BASE64[(n >> 12) as usize & 63],
+                BASE64[(n >> 6) as usize & 63],
+                b'=',
+            ]);
+        }
+        _ => {}
+    }
+}
+
+/// Bytes that Jackson escapes: control characters, '"' and '\\'.
+#[inline]
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Appends `s` as a JSON string literal with quotes and Jackson's escaping: \" \\ \b \f \n \r
+/// \t, other U+0000..U+001F as \u00XX with uppercase hex (\u001F), '/' and U+007F and all
+/// non-ASCII raw. Runs of bytes that need no escaping are copied in one extend.
+pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run_start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !needs_escape(b) {
+            continue;
+        }
+        out.extend_from_slice(&bytes[run_start..i]);
+        run_start = i + 1;
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX_UPPER[usize::from(b >> 4)],
+                HEX_UPPER[usize::from(b & 0xf)],
+            ]),
+        }
+    }
+    out.extend_from_slice(&bytes[run_start..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    //! Expected values were printed by OpenJDK 17 (`Double.toString`, `Float.toString`,
+    //! `LocalDate.toString`, Spark's `ISO_LOCAL_DATE ' ' ISO_LOCAL_TIME appendOffset("+HH:MM",
+    //! "+00:00")` formatter, `BigDecimal.stripTrailingZeros().toPlainString()`, `Base64`,
+    //! `UUID.toString`), except where a comment says JDK 17 deviates from the shortest digits.
+
+    use super::*;
+
+    fn double(v: f64) -> String {
+        let mut out = Vec::new();
+        write_java_double(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn float(v: f32) -> String {
+        let mut out = Vec::new();
+        write_java_float(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn decimal(unscaled: i128, scale: u8) -> String {
+        let mut out = Vec::new();
+        write_decimal(&mut out, unscaled, scale);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn date(days: i32) -> String {
+        let mut out = Vec::new();
+        write_date(&mut out, days);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn time(micros: i64) -> String {
+        let mut out = Vec::new();
+        write_time_micros(&mut out, micros);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn ts(value: i64, units: i64, tz: Option<&str>) -> String {
+        let zone = tz.map(|name| SessionTimeZone::parse(Some(name)).unwrap());
+        let mut out = Vec::new();
+        write_timestamp(&mut out, value, units, zone.as_ref());
+        String::from_utf8(out).unwrap()
+    }
+
+    fn json(s: &str) -> String {
+        let mut out = Vec::new();
+        write_json_string(&mut out, s);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn base64(bytes: &[u8]) -> String {
+        let mut out = Vec::new();
+        write_base64(&mut out, bytes);
+        String::from_utf8(out).unwrap()
+    }
+
+    const MICROS: i64 = 1_000_000;
+    const NANOS: i64 = 1_000_000_000;
+    const LA: Option<&str> = Some("America/Los_Angeles");
+
+    #[test]
+    fn double_examples() {
+        assert_eq!(double(1.0), "1.0");
+        assert_eq!(double(1500.0), "1500.0");
+        assert_eq!(double(1e7), "1.0E7");
+        assert_eq!(double(1.23456789e7), "1.23456789E7");
+        assert_eq!(double(1e-5), "1.0E-5");
+        assert_eq!(double(0.0025), "0.0025");
+        assert_eq!(double(100.0), "100.0");
+        assert_eq!(double(1_000_000.0), "1000000.0");
+        assert_eq!(double(0.5), "0.5");
+        assert_eq!(double(12345.678), "12345.678");
+        assert_eq!(double(-123.456), "-123.456");
+        assert_eq!(double(1234567.0), "1234567.0");
+        assert_eq!(double(0.00123), "0.00123");
+        assert_eq!(double(2.5e-5), "2.5E-5");
+        assert_eq!(double(1e-7), "1.0E-7");
+        assert_eq!(double(1e10), "1.0E10");
+        assert_eq!(double(1e16), "1.0E16");
+        assert_eq!(double(1e20), "1.0E20");
+        assert_eq!(double(1e21), "1.0E21");
+        assert_eq!(double(1e22), "1.0E22");
+        assert_eq!(double(1e308), "1.0E308");
+        assert_eq!(double(1e39), "1.0E39");
+        assert_eq!(
+            double(123456789012345678901234567890123456789.0),
+            "1.2345678901234568E38"
+        );
+        assert_eq!(double(-1e7), "-1.0E7");
+        assert_eq!(double(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(double(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(double(1.2345678901234567), "1.2345678901234567");
+        assert_eq!(double(9007199254740993.0), "9.007199254740992E15");
+    }
+
+    #[test]
+    fn double_layout_boundaries() {
+        assert_eq!(double(1e-3), "0.001");
+        assert_eq!(double(0.001), "0.001");
+        assert_eq!(
+            double(f64::from_bits(0x3f50624dd2f1a9fb)),
+            "9.999999999999998E-4"
+        );
+        assert_eq!(
+            double(f64::from_bits(0x3f50624dd2f1a9fd)),
+            "0.0010000000000000002"
+        );
+        assert_eq!(double(0.0009999), "9.999E-4");
+        assert_eq!(double(0.00099999), "9.9999E-4");
+        assert_eq!(double(9999999.0), "9999999.0");
+        assert_eq!(double(9999999.999), "9999999.999");
+        assert_eq!(
+            double(f64::from_bits(0x416312cfffffffff)),
+            "9999999.999999998"
+        );
+        assert_eq!(
+            double(f64::from_bits(0x416312d000000001)),
+            "1.0000000000000002E7"
+        );
+        assert_eq!(double(1e7), "1.0E7");
+    }
+
+    #[test]
+    fn double_special_values() {
+        assert_eq!(double(0.0), "0.0");
+        assert_eq!(double(-0.0), "-0.0");
+        assert_eq!(double(f64::NAN), "NaN");
+        assert_eq!(double(f64::INFINITY), "Infinity");
+        assert_eq!(double(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(double(f64::MAX), "1.7976931348623157E308");
+        assert_eq!(double(f64::MIN), "-1.7976931348623157E308");
+        assert_eq!(double(f64::MIN_POSITIVE), "2.2250738585072014E-308");
+        // Largest subnormal.
+        assert_eq!(
+            double(f64::from_bits(0x000f_ffff_ffff_ffff)),
+            "2.225073858507201E-308"
+        );
+        // Smallest subnormals: Java prints two digits, the pair closest to the exact value.
+        assert_eq!(double(f64::from_bits(1)), "4.9E-324");
+        assert_eq!(double(5e-324), "4.9E-324");
+        assert_eq!(double(-f64::from_bits(1)), "-4.9E-324");
+        assert_eq!(double(f64::from_bits(3)), "1.5E-323");
+        assert_eq!(double(f64::from_bits(9)), "4.4E-323");
+    }
+
+    #[test]
+    fn double_ties_pick_even_digit() {
+        // Exactly halfway between ...862E14 and ...863E14: Java picks the even digit.
+        assert_eq!(
+            double(f64::from_bits(0xc2e6aa5728179794)),
+            "-1.9936689997330862E14"
+        );
+    }
+
+    #[test]
+    fn double_shortest_where_jdk17_is_not() {
+        // JDK 17 prints non-shortest digits here (JDK-4511638, fixed in JDK 19); we print the
+        // shortest, as JDK 19+ does.
+        assert_eq!(double(1e23), "1.0E23"); // JDK 17: 9.999999999999999E22
+        assert_eq!(double(2e23), "2.0E23"); // JDK 17: 1.9999999999999998E23
+        assert_eq!(double(2.82879384806159E17), "2.82879384806159E17"); // JDK 17: ...59008E17
+        // Two-digit subnormals closest to the exact value (JDK 19+ rule); JDK 17: 1.0E-323 and
+        // 1.0E-322.
+        assert_eq!(double(f64::from_bits(2)), "9.9E-324");
+        assert_eq!(double(f64::from_bits(20)), "9.9E-323");
+    }
+
+    #[test]
+    fn float_values() {
+        assert_eq!(float(1.5), "1.5");
+        assert_eq!(float(1.1), "1.1");
+        assert_eq!(float(-0.0), "-0.0");
+        assert_eq!(float(0.0), "0.0");
+        assert_eq!(float(1.23), "1.23");
+        assert_eq!(float(0.1), "0.1");
+        assert_eq!(float(0.3), "0.3");
+        assert_eq!(float(98765.43), "98765.43");
+        assert_eq!(float(100.0), "100.0");
+        assert_eq!(float(123456.7), "123456.7");
+        assert_eq!(float(1e7), "1.0E7");
+        assert_eq!(float(9999999.0), "9999999.0");
+        assert_eq!(float(1e-3), "0.001");
+        assert_eq!(float(f32::from_bits(0x3a83126e)), "9.999999E-4");
+        assert_eq!(float(1e-4), "1.0E-4");
+        assert_eq!(float(1e-10), "1.0E-10");
+        assert_eq!(float(1e10), "1.0E10");
+        assert_eq!(float(16777216.0), "1.6777216E7");
+        assert_eq!(float(f32::MAX), "3.4028235E38");
+        assert_eq!(float(f32::from_bits(1)), "1.4E-45");
+        assert_eq!(float(-f32::from_bits(1)), "-1.4E-45");
+        assert_eq!(float(f32::from_bits(2)), "2.8E-45");
+        assert_eq!(float(f32::from_bits(3)), "4.2E-45");
+        assert_eq!(float(f32::from_bits(7)), "9.8E-45");
+        assert_eq!(float(f32::from_bits(0x007f_ffff)), "1.1754942E-38");
+        assert_eq!(float(f32::NAN), "NaN");
+        assert_eq!(float(f32::INFINITY), "Infinity");
+        assert_eq!(float(f32::NEG_INFINITY), "-Infinity");
+        // Ties between two shortest candidates: the even last digit wins.
+        assert_eq!(float(f32::from_bits(0x48d7ac94)), "441700.62");
+        assert_eq!(float(f32::from_bits(0x47712f90)), "61743.562");
+        assert_eq!(float(f32::from_bits(0x4a7ef4e5)), "4177209.2");
+        // Shortest digits where JDK 17 prints more (JDK 17: 1.23456794E9, 1.17549435E-38,
+        // 2.50661312E8, 5.4355143E25, the last one not even the closest 8-digit decimal).
+        assert_eq!(float(1_234_567_936.0), "1.234568E9");
+        assert_eq!(float(f32::from_bits(0x6a33d899)), "5.4355144E25");
+        assert_eq!(float(f32::MIN_POSITIVE), "1.1754944E-38");
+        assert_eq!(float(f32::from_bits(0x4d6f0c9c)), "2.5066131E8");
+    }
+
+    #[test]
+    fn decimals() {
+        assert_eq!(decimal(100, 2), "1");
+        assert_eq!(decimal(110, 2), "1.1");
+        assert_eq!(decimal(123, 2), "1.23");
+        assert_eq!(decimal(0, 1), "0");
+        assert_eq!(decimal(0, 5), "0");
+        assert_eq!(decimal(0, 0), "0");
+        assert_eq!(decimal(-5, 2), "-0.05");
+        assert_eq!(decimal(-100, 2), "-1");
+        assert_eq!(decimal(100, 0), "100");
+        assert_eq!(decimal(1200, 0), "1200");
+        assert_eq!(decimal(-123456789, 4), "-12345.6789");
+        assert_eq!(decimal(250, 2), "2.5");
+        assert_eq!(decimal(1, 38), "0.00000000000000000000000000000000000001");
+        assert_eq!(
+            decimal(12345678901234567890123456789, 9),
+            "12345678901234567890.123456789"
+        );
+        assert_eq!(
+            decimal(99999999999999999999999999999999999999, 19),
+            "9999999999999999999.9999999999999999999"
+        );
+        assert_eq!(
+            decimal(i128::MAX, 0),
+            "170141183460469231731687303715884105727"
+        );
+        assert_eq!(
+            decimal(i128::MAX, 20),
+            "1701411834604692317.31687303715884105727"
+        );
+        assert_eq!(
+            decimal(i128::MIN, 38),
+            "-1.70141183460469231731687303715884105728"
+        );
+        assert_eq!(
+            decimal(i128::MIN, 0),
+            "-170141183460469231731687303715884105728"
+        );
+        assert_eq!(decimal(10i128.pow(38), 38), "1");
+        assert_eq!(decimal(u64::MAX as i128 + 1, 0), "18446744073709551616");
+        assert_eq!(
+            decimal(10_000_000_000_000_000_000, 0),
+            "10000000000000000000"
+        );
+        assert_eq!(decimal(10_000_000_000_000_000_000, 19), "1");
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(-1), "1969-12-31");
+        assert_eq!(date(20194), "2025-04-16");
+        assert_eq!(date(11016), "2000-02-29");
+        assert_eq!(date(-25508), "1900-03-01");
+        assert_eq!(date(-141714), "1582-01-01");
+        assert_eq!(date(-719162), "0001-01-01");
+        assert_eq!(date(-719528), "0000-01-01");
+        assert_eq!(date(-719529), "-0001-12-31");
+        assert_eq!(date(-719893), "-0001-01-01");
+        assert_eq!(date(2932896), "9999-12-31");
+        assert_eq!(date(2932897), "+10000-01-01");
+        assert_eq!(date(i32::MAX), "+5881580-07-11");
+        assert_eq!(date(i32::MIN), "-5877641-06-23");
+    }
+
+    #[test]
+    fn civil_round_trip() {
+        for days in (-800_000i64..800_000)
+            .step_by(7)
+            .chain([i64::from(i32::MIN), 0])
+        {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(time(0), "00:00:00");
+        assert_eq!(time(1), "00:00:00.000001");
+        assert_eq!(time(45_296_123_456), "12:34:56.123456");
+        assert_eq!(time(45_296_780_000), "12:34:56.78");
+        assert_eq!(time(45_296_000_000), "12:34:56");
+        assert_eq!(time(86_399_999_999), "23:59:59.999999");
+        // Out-of-range input does not panic.
+        assert_eq!(time(-1), "23:59:59.999999");
+        assert_eq!(time(i64::MIN).len(), "00:00:00".len() + 7);
+    }
+
+    #[test]
+    fn timestamps_without_time_zone() {
+        assert_eq!(ts(0, MICROS, None), "1970-01-01 00:00:00");
+        assert_eq!(
+            ts(1_744_806_896_780_000, MICROS, None),
+            "2025-04-16 12:34:56.78"
+        );
+        assert_eq!(ts(-1, MICROS, None), "1969-12-31 23:59:59.999999");
+        assert_eq!(ts(-999_999, MICROS, None), "1969-12-31 23:59:59.000001");
+        assert_eq!(ts(-1_000_000, MICROS, None), "1969-12-31 23:59:59");
+        assert_eq!(ts(123_456, MICROS, None), "1970-01-01 00:00:00.123456");
+        assert_eq!(ts(951_782_400_000_000, MICROS, None), "2000-02-29 00:00:00");
+        assert_eq!(
+            ts(253_402_300_799_999_999, MICROS, None),
+            "9999-12-31 23:59:59.999999"
+        );
+        assert_eq!(
+            ts(253_402_300_800_000_000, MICROS, None),
+            "+10000-01-01 00:00:00"
+        );
+        assert_eq!(
+            ts(-62_198_755_200_000_000, MICROS, None),
+            "-0001-01-01 00:00:00"
+        );
+        assert_eq!(ts(i64::MAX, MICROS, None), "+294247-01-10 04:00:54.775807");
+        assert_eq!(ts(i64::MIN, MICROS, None), "-290308-12-21 19:59:05.224192");
+        // Nanoseconds.
+        assert_eq!(ts(0, NANOS, None), "1970-01-01 00:00:00");
+        assert_eq!(ts(-1, NANOS, None), "1969-12-31 23:59:59.999999999");
+        assert_eq!(
+            ts(123_456_789, NANOS, None),
+            "1970-01-01 00:00:00.123456789"
+        );
+        assert_eq!(ts(100_000_000, NANOS, None), "1970-01-01 00:00:00.1");
+        assert_eq!(ts(1_000, NANOS, None), "1970-01-01 00:00:00.000001");
+        assert_eq!(ts(i64::MAX, NANOS, None), "2262-04-11 23:47:16.854775807");
+        assert_eq!(ts(i64::MIN, NANOS, None), "1677-09-21 00:12:43.145224192");
+    }
+
+    #[test]
+    fn timestamps_in_utc_and_fixed_offsets() {
+        let utc = Some("UTC");
+        assert_eq!(ts(0, MICROS, utc), "1970-01-01 00:00:00+00:00");
+        assert_eq!(
+            ts(1_744_806_896_780_000, MICROS, utc),
+            "2025-04-16 12:34:56.78+00:00"
+        );
+        assert_eq!(ts(-1, MICROS, utc), "1969-12-31 23:59:59.999999+00:00");
+        assert_eq!(
+            ts(i64::MAX, MICROS, utc),
+            "+294247-01-10 04:00:54.775807+00:00"
+        );
+        assert_eq!(
+            ts(i64::MIN, MICROS, utc),
+            "-290308-12-21 19:59:05.224192+00:00"
+        );
+        let mut out = Vec::new();
+        write_timestamp(&mut out, 0, MICROS, Some(&SessionTimeZone::utc()));
+        assert_eq!(out, b"1970-01-01 00:00:00+00:00");
+
+        let plus = Some("+05:30");
+        assert_eq!(ts(0, MICROS, plus), "1970-01-01 05:30:00+05:30");
+        assert_eq!(
+            ts(253_402_300_799_999_999, MICROS, plus),
+            "+10000-01-01 05:29:59.999999+05:30"
+        );
+        assert_eq!(
+            ts(i64::MIN, MICROS, plus),
+            "-290308-12-22 01:29:05.224192+05:30"
+        );
+        assert_eq!(ts(0, MICROS, Some("-08:00")), "1969-12-31 16:00:00-08:00");
+        assert_eq!(ts(0, MICROS, Some("+0530")), "1970-01-01 05:30:00+05:30");
+        // An offset under one minute prints as +00:00 but still shifts the clock.
+        assert_eq!(
+            ts(0, MICROS, Some("-00:00:30")),
+            "1969-12-31 23:59:30+00:00"
+        );
+        assert_eq!(
+            ts(i64::MAX, MICROS, Some("-00:00:30")),
+            "+294247-01-10 04:00:24.775807+00:00"
+        );
+        assert_eq!(
+            ts(1_734_373_425_000_000_000, NANOS, plus),
+            "2024-12-16 23:53:45+05:30"
+        );
+    }
+
+    #[test]
+    fn timestamps_in_named_zones() {
+        assert_eq!(ts(0, MICROS, LA), "1969-12-31 16:00:00-08:00");
+        assert_eq!(ts(-1, MICROS, LA), "1969-12-31 15:59:59.999999-08:00");
+        // Daylight saving time.
+        assert_eq!(
+            ts(1_744_806_896_780_000, MICROS, LA),
+            "2025-04-16 05:34:56.78-07:00"
+        );
+        assert_eq!(
+            ts(1_741_514_399 * MICROS, MICROS, LA),
+            "2025-03-09 01:59:59-08:00"
+        );
+        assert_eq!(
+            ts(1_741_514_400 * MICROS, MICROS, LA),
+            "2025-03-09 03:00:00-07:00"
+        );
+        assert_eq!(
+            ts(1_762_073_999 * MICROS, MICROS, LA),
+            "2025-11-02 01:59:59-07:00"
+        );
+        assert_eq!(
+            ts(1_762_074_000 * MICROS, MICROS, LA),
+            "2025-11-02 01:00:00-08:00"
+        );
+        assert_eq!(
+            ts(951_782_400_000_000, MICROS, LA),
+            "2000-02-28 16:00:00-08:00"
+        );
+        // Local mean time before 1883: -07:52:58, seconds truncated.
+        assert_eq!(
+            ts(-62_198_755_200_000_000, MICROS, LA),
+            "-0002-12-31 16:07:02-07:52"
+        );
+        assert_eq!(
+            ts(-62_135_596_800_000_000, MICROS, LA),
+            "0000-12-31 16:07:02-07:52"
+        );
+        assert_eq!(
+            ts(-2_717_640_001 * MICROS, MICROS, LA),
+            "1883-11-18 12:07:01-07:52"
+        );
+        assert_eq!(
+            ts(-2_717_640_000 * MICROS, MICROS, LA),
+            "1883-11-18 12:00:00-08:00"
+        );
+        assert_eq!(
+            ts(i64::MIN, MICROS, LA),
+            "-290308-12-21 12:06:07.224192-07:52"
+        );
+        assert_eq!(
+            ts(i64::MIN, MICROS, Some("Europe/London")),
+            "-290308-12-21 19:57:50.224192-00:01"
+        );
+        assert_eq!(
+            ts(i64::MIN, MICROS, Some("Asia/Kolkata")),
+            "-290308-12-22 01:52:33.224192+05:53"
+        );
+        assert_eq!(
+            ts(-62_135_596_800_000_000, MICROS, Some("Australia/Sydney")),
+            "0001-01-01 10:04:52+10:04"
+        );
+        // Far future: Java keeps applying the recurring daylight-saving rules.
+        assert_eq!(
+            ts(i64::MAX, MICROS, LA),
+            "+294247-01-09 20:00:54.775807-08:00"
+        );
+        assert_eq!(
+            ts(i64::MAX, MICROS, Some("Australia/Sydney")),
+            "+294247-01-10 15:00:54.775807+11:00"
+        );
+        assert_eq!(
+            ts(i64::MAX, MICROS, Some("Europe/London")),
+            "+294247-01-10 04:00:54.775807+00:00"
+        );
+        assert_eq!(
+            ts(253_402_300_799_999_999, MICROS, Some("Australia/Sydney")),
+            "+10000-01-01 10:59:59.999999+11:00"
+        );
+        assert_eq!(
+            ts(253_402_300_800_000_000, MICROS, LA),
+            "9999-12-31 16:00:00-08:00"
+        );
+        assert_eq!(
+            ts(i64::MAX, NANOS, LA),
+            "2262-04-11 16:47:16.854775807-07:00"
+        );
+        assert_eq!(
+            ts(i64::MIN, NANOS, LA),
+            "1677-09-20 16:19:45.145224192-07:52"
+        );
+        assert_eq!(
+            ts(1_734_373_425_000_000_000, NANOS, LA),
+            "2024-12-16 10:23:45-08:00"
+        );
+        assert_eq!(
+            ts(123_456_789, NANOS, Some("Europe/London")),
+            "1970-01-01 01:00:00.123456789+01:00"
+        );
+    }
+
+    #[test]
+    fn far_future_offsets_follow_recurring_rules() {
+        let la = SessionTimeZone::parse(LA).unwrap();
+        let sydney = SessionTimeZone::parse(Some("Australia/Sydney")).unwrap();
+        let london = SessionTimeZone::parse(Some("Europe/London")).unwrap();
+        // Offsets Java reports (ZoneRules), including its computed transitions.
+        assert_eq!(la.offset_seconds_at(4_102_441_200), -8 * 3600); // 2099-12-31T23:00Z
+        assert_eq!(la.offset_seconds_at(4_118_342_400), -7 * 3600); // 2100-07-04
+        assert_eq!(la.offset_seconds_at(5_686_019_999), -8 * 3600); // 2150-03-08 gap
+        assert_eq!(la.offset_seconds_at(5_686_020_000), -7 * 3600);
+        assert_eq!(la.offset_seconds_at(5_706_579_599), -7 * 3600); // 2150-11-01 overlap
+        assert_eq!(la.offset_seconds_at(5_706_579_600), -8 * 3600);
+        assert_eq!(la.offset_seconds_at(32_519_361_600), -7 * 3600); // 3000-07-01
+        assert_eq!(la.offset_seconds_at(32_503_723_200), -8 * 3600); // 3000-01-01
+        assert_eq!(la.offset_seconds_at(3_093_534_151_199), -8 * 3600); // +100000-03-12
+        assert_eq!(la.offset_seconds_at(3_093_534_151_200), -7 * 3600);
+        assert_eq!(la.offset_seconds_at(8_237_325_456_000), -7 * 3600); // +263000-06-15
+        assert_eq!(sydney.offset_seconds_at(3_093_535_900_799), 11 * 3600);
+        assert_eq!(sydney.offset_seconds_at(3_093_535_900_800), 10 * 3600);
+        assert_eq!(sydney.offset_seconds_at(5_688_374_400), 10 * 3600); // 2150-04-05
+        assert_eq!(sydney.offset_seconds_at(5_704_099_200), 11 * 3600); // 2150-10-04
+        assert_eq!(london.offset_seconds_at(6_249_237_523_200), 3600); // +200000-06-15
+        assert_eq!(la.offset_seconds_at(i64::MAX), -8 * 3600);
+        assert_eq!(la.offset_seconds_at(i64::MIN), -28378);
+        assert_eq!(la.offset_seconds_at(-93_709_872_000), -28378); // -1000-06-15
+        assert_eq!(
+            ts(327_417_638_400 * MICROS, MICROS, LA),
+            "+12345-06-14 17:00:00-07:00"
+        );
+    }
+
+    #[test]
+    fn odd_units_per_second_do_not_panic() {
+        assert_eq!(ts(1_500, 1_000, None), "1970-01-01 00:00:01.5");
+        assert!(!ts(i64::MAX, 1, LA).is_empty());
+        assert!(!ts(i64::MIN, 1, LA).is_empty());
+        assert_eq!(ts(5, 0, None), "1970-01-01 00:00:05");
+        assert!(!ts(i64::MAX, 3, Some("+05:30")).is_empty());
+    }
+
+    #[test]
+    fn time_zone_parsing() {
+        assert_eq!(SessionTimeZone::parse(None), Ok(SessionTimeZone::Fixed(0)));
+        assert_eq!(SessionTimeZone::utc(), SessionTimeZone::Fixed(0));
+        assert_eq!(
+            SessionTimeZone::parse(Some("UTC")),
+            Ok(SessionTimeZone::Fixed(0))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("utc")),
+            Ok(SessionTimeZone::Fixed(0))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("Z")),
+            Ok(SessionTimeZone::Fixed(0))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("+00:00")),
+            Ok(SessionTimeZone::Fixed(0))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("+05:30")),
+            Ok(SessionTimeZone::Fixed(19800))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("+0530")),
+            Ok(SessionTimeZone::Fixed(19800))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("-08:00")),
+            Ok(SessionTimeZone::Fixed(-28800))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("-08")),
+            Ok(SessionTimeZone::Fixed(-28800))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("America/Los_Angeles")),
+            Ok(SessionTimeZone::Named(chrono_tz::America::Los_Angeles))
+        );
+        assert_eq!(
+            SessionTimeZone::parse(Some("Etc/UTC")),
+            Ok(SessionTimeZone::Named(chrono_tz::Etc::UTC))
+        );
+        for bad in [
+            "Mars/Olympus",
+            "",
+            "+25:00",
+            "+05:60",
+            "+5:30",
+            "+05:3",
+            "PST8PDT8",
+            "+",
+        ] {
+            let err = SessionTimeZone::parse(Some(bad)).unwrap_err();
+            assert!(err.contains(bad), "{err}");
+        }
+        assert!(
+            SessionTimeZone::parse(Some("Mars/Olympus"))
+                .unwrap_err()
+                .contains("America/Los_Angeles")
+        );
+        assert_eq!(
+            SessionTimeZone::Fixed(-3600).offset_seconds_at(i64::MIN),
+            -3600
+        );
+    }
+
+    #[test]
+    fn uuids() {
+        let mut out = Vec::new();
+        write_uuid(
+            &mut out,
+            &[
+                0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD,
+                0xEE, 0xFF,
+            ],
+        );
+        assert_eq!(out, b"00112233-4455-6677-8899-aabbccddeeff");
+        out.clear();
+        write_uuid(&mut out, &[0; 16]);
+        assert_eq!(out, b"00000000-0000-0000-0000-000000000000");
+    }
+
+    #[test]
+    fn base64_padding() {
+        assert_eq!(base64(&[]), "");
+        assert_eq!(base64(&[1]), "AQ==");
+        assert_eq!(base64(&[1, 2]), "AQI=");
+        assert_eq!(base64(&[1, 2, 255]), "AQL/");
+        assert_eq!(base64(&[0xfb, 0xff, 0xbf, 0]), "+/+/AA==");
+        assert_eq!(base64(b"Hello, World"), "SGVsbG8sIFdvcmxk");
+        assert_eq!(base64(b"Hello, World!"), "SGVsbG8sIFdvcmxkIQ==");
+    }
+
+    #[test]
+    fn json_string_escapes() {
+        assert_eq!(json(""), r#""""#);
+        assert_eq!(json("abc"), r#""abc""#);
+        assert_eq!(json("a\"b"), r#""a\"b""#);
+        assert_eq!(json("a\\b"), r#""a\\b""#);
+        assert_eq!(json("/"), r#""/""#);
+        assert_eq!(json("\u{7f}"), "\"\u{7f}\"");
+        assert_eq!(json("\u{2028}é😅"), "\"\u{2028}é😅\"");
+        assert_eq!(json("x\ny"), r#""x\ny""#);
+        assert_eq!(json("\"\""), r#""\"\"""#);
+        let expected = [
+            r"\u0000", r"\u0001", r"\u0002", r"\u0003", r"\u0004", r"\u0005", r"\u0006", r"\u0007",
+            r"\b", r"\t", r"\n", r"\u000B", r"\f", r"\r", r"\u000E", r"\u000F", r"\u0010",
+            r"\u0011", r"\u0012", r"\u0013", r"\u0014", r"\u0015", r"\u0016", r"\u0017", r"\u0018",
+            r"\u0019", r"\u001A", r"\u001B", r"\u001C", r"\u001D", r"\u001E", r"\u001F",
+        ];
+        for (c, esc) in (0u8..0x20).zip(expected) {
+            let s = format!("a{}b", char::from(c));
+            assert_eq!(json(&s), format!("\"a{esc}b\""), "control char {c:#x}");
+        }
+    }
+
+    #[test]
+    fn writers_append() {
+        let mut out = b"[".to_vec();
+        write_java_double(&mut out, 1.5);
+        out.push(b',');
+        write_decimal(&mut out, -5, 2);
+        out.push(b',');
+        write_json_string(&mut out, "k");
+        assert_eq!(out, b"[1.5,-0.05,\"k\"");
+    }
+}
+
+#[cfg(test)]
+mod tmp_random {
+    use super::*;
+    #[test]
+    fn random_java_compare() {
+        let text = std::fs::read_to_string("/tmp/jt/random25.txt").unwrap();
+        let (mut total, mut bad) = (0, 0);
+        for line in text.lines() {
+            let mut parts = line.split(' ');
+            let kind = parts.next().unwrap();
+            let hex = parts.next().unwrap();
+            let java = parts.next().unwrap();
+            let mut out = Vec::new();
+            if kind == "d" {
+                write_java_double(&mut out, f64::from_bits(u64::from_str_radix(hex, 16).unwrap()));
+            } else {
+                write_java_float(&mut out, f32::from_bits(u32::from_str_radix(hex, 16).unwrap()));
+            }
+            let ours = String::from_utf8(out).unwrap();
+            total += 1;
+            if ours != java { bad += 1; if bad < 30 { println!("DIFF {kind} {hex} java={java} ours={ours}"); } }
+        }
+        println!("floats total={total} bad={bad}");
+        let text = std::fs::read_to_string("/tmp/jt/tz.txt").unwrap();
+        let (mut total, mut bad) = (0, 0);
+        for line in text.lines() {
+            let (key, java) = line.split_once('\t').unwrap();
+            let (zone, us) = key.split_once(' ').unwrap();
+            let tz = SessionTimeZone::parse(Some(zone)).unwrap();
+            let mut out = Vec::new();
+            write_timestamp(&mut out, us.parse().unwrap(), 1_000_000, Some(&tz));
+            let ours = String::from_utf8(out).unwrap();
+            total += 1;
+            if ours != java { bad += 1; if bad < 40 { println!("TZDIFF {zone} {us} java={java} ours={ours}"); } }
+        }
+        println!("tz total={total} bad={bad}");
+    }
+}

@@ -1,0 +1,28 @@
+//! The Variant binary encoding (`spec/VariantEncoding.md`).
+//!
+//! - [`Metadata`]: a view over the metadata (key dictionary) bytes.
+//! - [`Variant`] / [`Value`]: a zero-copy, bounds-checked view over one value and its decoded form.
+//! - [`validate()`]: full validation of untrusted bytes; returns errors, never panics.
+//! - [`VariantBuilder`]: writes values with minimal widths and a sorted, unique dictionary.
+//! - [`JsonParser`]: a streaming JSON parser that writes Variant directly (Spark's number rules).
+//! - [`write_json`]: Variant to JSON text with Spark's formatting.
+//! - [`format`]: the scalar formatting rules (Java doubles, decimals, dates, timestamps, escapes).
+
+mod builder;
+mod bytes;
+mod error;
+pub mod format;
+mod json_parse;
+mod json_write;
+mod metadata;
+mod validate;
+mod value;
+
+pub use builder::VariantBuilder;
+pub use error::{Result, VariantError};
+pub use format::SessionTimeZone;
+pub use json_parse::JsonParser;
+pub use json_write::write_json;
+pub use metadata::Metadata;
+pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};
+pub use value::{ArrayView, ObjectView, Value, Variant, basic_type, primitive, value_size};

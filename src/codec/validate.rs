@@ -1,0 +1,88 @@
+//! Full validation of untrusted variant bytes.
+use super::error::{Result, VariantError, malformed};
+use super::metadata::Metadata;
+use super::value::{ContainerLayout, Value, Variant, basic_type, value_size};
+
+/// The default nesting depth limit (Spark's).
+pub const DEFAULT_MAX_DEPTH: usize = 1000;
+
+/// Validates `metadata` and `value` completely with the default depth limit.
+///
+/// Checks the metadata header and dictionary, every value header, bounds, offsets, UTF-8, field-id
+/// range, unique object keys and nesting depth. Objects whose fields are not sorted by key are accepted
+/// (DuckDB writes them); lookups on them fall back to a linear scan.
+pub fn validate(metadata: &[u8], value: &[u8]) -> Result<()> {
+    validate_with_depth(metadata, value, DEFAULT_MAX_DEPTH)
+}
+
+/// Like [`validate`] with an explicit depth limit.
+pub fn validate_with_depth(metadata: &[u8], value: &[u8], max_depth: usize) -> Result<()> {
+    let metadata = Metadata::try_new(metadata)?;
+    metadata.validate()?;
+    validate_value(Variant::with_metadata(metadata, value), 0, max_depth)
+}
+
+/// Validates one value (and its children) against already-validated metadata.
+pub fn validate_value(v: Variant<'_>, depth: usize, max_depth: usize) -> Result<()> {
+    let bytes = v.value_bytes();
+    let size = value_size(bytes)?;
+    match v.get()? {
+        Value::Object(obj) => {
+            if depth >= max_depth {
+                return Err(VariantError::DepthLimitExceeded(max_depth));
+            }
+            let layout = ContainerLayout::read(bytes, true)?;
+            check_children(bytes, &layout, size)?;
+            let sorted = obj.is_sorted()?;
+            if !sorted {
+                check_unique_keys(&obj)?;
+            }
+            for i in 0..obj.len() {
+                validate_value(obj.value(i)?, depth + 1, max_depth)?;
+            }
+        }
+        Value::Array(arr) => {
+            if depth >= max_depth {
+                return Err(VariantError::DepthLimitExceeded(max_depth));
+            }
+            let layout = ContainerLayout::read(bytes, false)?;
+            check_children(bytes, &layout, size)?;
+            for e in arr.iter() {
+                validate_value(e?, depth + 1, max_depth)?;
+            }
+        }
+        _ => {
+            debug_assert!(bytes[0] & 0x03 <= basic_type::SHORT_STRING);
+        }
+    }
+    Ok(())
+}
+
+/// Every child starts inside the container's data and ends within it.
+fn check_children(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<()> {
+    let data_end = size;
+    for i in 0..layout.num {
+        let start = layout.data_start + layout.offset(bytes, i)?;
+        if start >= data_end {
+            return malformed(format!("element {i} starts past the end of its container"));
+        }
+        let child_size = value_size(&bytes[start..data_end])?;
+        if start + child_size > data_end {
+            return malformed(format!("element {i} extends past the end of its container"));
+        }
+    }
+    Ok(())
+}
+
+/// Unsorted objects: keys must still be unique.
+fn check_unique_keys(obj: &super::value::ObjectView<'_>) -> Result<()> {
+    let mut keys = Vec::with_capacity(obj.len());
+    for i in 0..obj.len() {
+        keys.push(obj.key(i)?);
+    }
+    keys.sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+        return Err(VariantError::DuplicateKey(w[0].to_string()));
+    }
+    Ok(())
+}

@@ -1,0 +1,492 @@
+//! Zero-copy views over variant values.
+use super::bytes::{read_array, read_uint, slice};
+use super::error::{Result, VariantError, malformed};
+use super::metadata::Metadata;
+
+/// Basic type ids (the two low bits of the value header byte).
+pub mod basic_type {
+    /// A primitive value; the header's upper 6 bits are the primitive type id.
+    pub const PRIMITIVE: u8 = 0;
+    /// A string shorter than 64 bytes; the upper 6 bits are its length.
+    pub const SHORT_STRING: u8 = 1;
+    /// An object.
+    pub const OBJECT: u8 = 2;
+    /// An array.
+    pub const ARRAY: u8 = 3;
+}
+
+/// Primitive type ids of the encoding spec.
+pub mod primitive {
+    #![allow(missing_docs)]
+    pub const NULL: u8 = 0;
+    pub const TRUE: u8 = 1;
+    pub const FALSE: u8 = 2;
+    pub const INT8: u8 = 3;
+    pub const INT16: u8 = 4;
+    pub const INT32: u8 = 5;
+    pub const INT64: u8 = 6;
+    pub const DOUBLE: u8 = 7;
+    pub const DECIMAL4: u8 = 8;
+    pub const DECIMAL8: u8 = 9;
+    pub const DECIMAL16: u8 = 10;
+    pub const DATE: u8 = 11;
+    pub const TIMESTAMP: u8 = 12;
+    pub const TIMESTAMP_NTZ: u8 = 13;
+    pub const FLOAT: u8 = 14;
+    pub const BINARY: u8 = 15;
+    pub const STRING: u8 = 16;
+    pub const TIME: u8 = 17;
+    pub const TIMESTAMP_NANOS: u8 = 18;
+    pub const TIMESTAMP_NTZ_NANOS: u8 = 19;
+    pub const UUID: u8 = 20;
+}
+
+/// Size in bytes of the data following the header of a fixed-size primitive, or None for
+/// variable-size (binary, string) and unknown ids.
+#[inline]
+pub(crate) fn fixed_primitive_size(type_id: u8) -> Option<usize> {
+    use primitive::*;
+    Some(match type_id {
+        NULL | TRUE | FALSE => 0,
+        INT8 => 1,
+        INT16 => 2,
+        INT32 | DATE | FLOAT => 4,
+        INT64 | DOUBLE | TIMESTAMP | TIMESTAMP_NTZ | TIME | TIMESTAMP_NANOS
+        | TIMESTAMP_NTZ_NANOS => 8,
+        DECIMAL4 => 5,
+        DECIMAL8 => 9,
+        DECIMAL16 => 17,
+        UUID => 16,
+        _ => return None,
+    })
+}
+
+/// Header layout of an object or array value.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ContainerLayout {
+    /// Number of elements.
+    pub num: usize,
+    /// Bytes per field id (objects only; 0 for arrays).
+    pub id_size: usize,
+    /// Bytes per offset.
+    pub offset_size: usize,
+    /// Position of the first field id (objects) or offset (arrays).
+    pub ids_start: usize,
+    /// Position of the first offset.
+    pub offsets_start: usize,
+    /// Position of the first child value.
+    pub data_start: usize,
+}
+
+impl ContainerLayout {
+    /// Reads the layout of the object or array whose header byte is `value[0]`.
+    #[inline]
+    pub(crate) fn read(value: &[u8], is_object: bool) -> Result<Self> {
+        let header = value[0] >> 2;
+        let offset_size = (header & 0x03) as usize + 1;
+        let (id_size, is_large) = if is_object {
+            (((header >> 2) & 0x03) as usize + 1, header & 0x10 != 0)
+        } else {
+            (0, header & 0x04 != 0)
+        };
+        let count_size = if is_large { 4 } else { 1 };
+        let num = read_uint(value, 1, count_size)? as usize;
+        let ids_start = 1 + count_size;
+        let offsets_start = num
+            .checked_mul(id_size)
+            .and_then(|n| n.checked_add(ids_start))
+            .ok_or_else(|| VariantError::Malformed("container header overflows".into()))?;
+        let data_start = num
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(offset_size))
+            .and_then(|n| n.checked_add(offsets_start))
+            .filter(|&n| n <= value.len())
+            .ok_or_else(|| {
+                VariantError::Malformed(format!(
+                    "container of {num} elements does not fit in {} bytes",
+                    value.len()
+                ))
+            })?;
+        Ok(ContainerLayout {
+            num,
+            id_size,
+            offset_size,
+            ids_start,
+            offsets_start,
+            data_start,
+        })
+    }
+
+    /// Offset `i` (0..=num), relative to `data_start`.
+    #[inline]
+    pub(crate) fn offset(&self, value: &[u8], i: usize) -> Result<usize> {
+        Ok(read_uint(
+            value,
+            self.offsets_start + i * self.offset_size,
+            self.offset_size,
+        )? as usize)
+    }
+
+    /// Field id `i` (objects only).
+    #[inline]
+    pub(crate) fn field_id(&self, value: &[u8], i: usize) -> Result<usize> {
+        Ok(read_uint(value, self.ids_start + i * self.id_size, self.id_size)? as usize)
+    }
+
+    /// The bytes from child `i`'s start to the end of the container's data.
+    #[inline]
+    pub(crate) fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8]> {
+        let end = self.data_start + self.offset(value, self.num)?;
+        let start = self.data_start + self.offset(value, i)?;
+        if start >= end || end > value.len() {
+            return malformed(format!("offset of element {i} is out of bounds"));
+        }
+        Ok(&value[start..end])
+    }
+
+    /// Total size of the container value in bytes.
+    #[inline]
+    pub(crate) fn size(&self, value: &[u8]) -> Result<usize> {
+        Ok(self.data_start + self.offset(value, self.num)?)
+    }
+}
+
+/// Size in bytes of the value that starts at `value[0]` (header included).
+pub fn value_size(value: &[u8]) -> Result<usize> {
+    let Some(&header) = value.first() else {
+        return malformed("empty value");
+    };
+    let size = match header & 0x03 {
+        basic_type::PRIMITIVE => {
+            let type_id = header >> 2;
+            match fixed_primitive_size(type_id) {
+                Some(n) => 1 + n,
+                None if type_id == primitive::BINARY || type_id == primitive::STRING => {
+                    5 + read_uint(value, 1, 4)? as usize
+                }
+                None => return Err(VariantError::UnknownPrimitiveType(type_id)),
+            }
+        }
+        basic_type::SHORT_STRING => 1 + (header >> 2) as usize,
+        basic_type::OBJECT => ContainerLayout::read(value, true)?.size(value)?,
+        _ => ContainerLayout::read(value, false)?.size(value)?,
+    };
+    if size > value.len() {
+        return malformed(format!(
+            "value of {size} bytes does not fit in {} bytes",
+            value.len()
+        ));
+    }
+    Ok(size)
+}
+
+/// One decoded value: a primitive, or a view of an object or array.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    /// Variant null.
+    Null,
+    /// Boolean.
+    Boolean(bool),
+    /// 8-bit integer.
+    Int8(i8),
+    /// 16-bit integer.
+    Int16(i16),
+    /// 32-bit integer.
+    Int32(i32),
+    /// 64-bit integer.
+    Int64(i64),
+    /// IEEE double.
+    Double(f64),
+    /// Decimal with up to 9 digits: (unscaled, scale).
+    Decimal4(i32, u8),
+    /// Decimal with up to 18 digits: (unscaled, scale).
+    Decimal8(i64, u8),
+    /// Decimal with up to 38 digits: (unscaled, scale).
+    Decimal16(i128, u8),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// Microseconds since the epoch, UTC-adjusted.
+    Timestamp(i64),
+    /// Microseconds since the epoch, without time zone.
+    TimestampNtz(i64),
+    /// IEEE float.
+    Float(f32),
+    /// Bytes.
+    Binary(&'a [u8]),
+    /// UTF-8 text (short or long string).
+    String(&'a str),
+    /// Microseconds since midnight, without time zone.
+    Time(i64),
+    /// Nanoseconds since the epoch, UTC-adjusted.
+    TimestampNanos(i64),
+    /// Nanoseconds since the epoch, without time zone.
+    TimestampNtzNanos(i64),
+    /// UUID, 16 big-endian bytes.
+    Uuid([u8; 16]),
+    /// An object.
+    Object(ObjectView<'a>),
+    /// An array.
+    Array(ArrayView<'a>),
+}
+
+/// A variant value together with its metadata; all accessors are bounds-checked.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant<'a> {
+    metadata: Metadata<'a>,
+    value: &'a [u8],
+}
+
+impl<'a> Variant<'a> {
+    /// A view over `metadata` and `value` bytes; checks the metadata header only.
+    pub fn try_new(metadata: &'a [u8], value: &'a [u8]) -> Result<Self> {
+        Ok(Variant {
+            metadata: Metadata::try_new(metadata)?,
+            value,
+        })
+    }
+
+    /// A view over a value with already-read metadata.
+    pub fn with_metadata(metadata: Metadata<'a>, value: &'a [u8]) -> Self {
+        Variant { metadata, value }
+    }
+
+    /// The metadata.
+    pub fn metadata(&self) -> Metadata<'a> {
+        self.metadata
+    }
+
+    /// The value bytes, starting at this value's header (they may extend past its end).
+    pub fn value_bytes(&self) -> &'a [u8] {
+        self.value
+    }
+
+    /// The value bytes of exactly this value.
+    pub fn exact_value_bytes(&self) -> Result<&'a [u8]> {
+        Ok(&self.value[..value_size(self.value)?])
+    }
+
+    /// The basic type (see [`basic_type`]).
+    pub fn basic_type(&self) -> Result<u8> {
+        match self.value.first() {
+            Some(h) => Ok(h & 0x03),
+            None => malformed("empty value"),
+        }
+    }
+
+    /// True when this is variant null.
+    pub fn is_null(&self) -> Result<bool> {
+        match self.value.first() {
+            Some(&h) => Ok(h == 0),
+            None => malformed("empty value"),
+        }
+    }
+
+    /// Decodes the value.
+    pub fn get(&self) -> Result<Value<'a>> {
+        use primitive::*;
+        let v = self.value;
+        let Some(&header) = v.first() else {
+            return malformed("empty value");
+        };
+        let type_info = header >> 2;
+        Ok(match header & 0x03 {
+            basic_type::SHORT_STRING => {
+                let b = slice(v, 1, type_info as usize)?;
+                Value::String(utf8(b)?)
+            }
+            basic_type::OBJECT => Value::Object(ObjectView::new(self.metadata, v)?),
+            basic_type::ARRAY => Value::Array(ArrayView::new(self.metadata, v)?),
+            _ => match type_info {
+                NULL => Value::Null,
+                TRUE => Value::Boolean(true),
+                FALSE => Value::Boolean(false),
+                INT8 => Value::Int8(read_array::<1>(v, 1)?[0] as i8),
+                INT16 => Value::Int16(i16::from_le_bytes(read_array(v, 1)?)),
+                INT32 => Value::Int32(i32::from_le_bytes(read_array(v, 1)?)),
+                INT64 => Value::Int64(i64::from_le_bytes(read_array(v, 1)?)),
+                DOUBLE => Value::Double(f64::from_le_bytes(read_array(v, 1)?)),
+                DECIMAL4 => Value::Decimal4(i32::from_le_bytes(read_array(v, 2)?), scale(v)?),
+                DECIMAL8 => Value::Decimal8(i64::from_le_bytes(read_array(v, 2)?), scale(v)?),
+                DECIMAL16 => Value::Decimal16(i128::from_le_bytes(read_array(v, 2)?), scale(v)?),
+                DATE => Value::Date(i32::from_le_bytes(read_array(v, 1)?)),
+                TIMESTAMP => Value::Timestamp(i64::from_le_bytes(read_array(v, 1)?)),
+                TIMESTAMP_NTZ => Value::TimestampNtz(i64::from_le_bytes(read_array(v, 1)?)),
+                FLOAT => Value::Float(f32::from_le_bytes(read_array(v, 1)?)),
+                BINARY => Value::Binary(long_bytes(v)?),
+                STRING => Value::String(utf8(long_bytes(v)?)?),
+                TIME => Value::Time(i64::from_le_bytes(read_array(v, 1)?)),
+                TIMESTAMP_NANOS => Value::TimestampNanos(i64::from_le_bytes(read_array(v, 1)?)),
+                TIMESTAMP_NTZ_NANOS => {
+                    Value::TimestampNtzNanos(i64::from_le_bytes(read_array(v, 1)?))
+                }
+                UUID => Value::Uuid(read_array(v, 1)?),
+                other => return Err(VariantError::UnknownPrimitiveType(other)),
+            },
+        })
+    }
+}
+
+#[inline]
+fn scale(v: &[u8]) -> Result<u8> {
+    let s = read_array::<1>(v, 1)?[0];
+    if s > 38 {
+        return malformed(format!("decimal scale {s} is larger than 38"));
+    }
+    Ok(s)
+}
+
+#[inline]
+fn long_bytes(v: &[u8]) -> Result<&[u8]> {
+    let len = read_uint(v, 1, 4)? as usize;
+    slice(v, 5, len)
+}
+
+#[inline]
+fn utf8(b: &[u8]) -> Result<&str> {
+    std::str::from_utf8(b).or_else(|_| malformed("string is not valid UTF-8"))
+}
+
+/// A view over an object value.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectView<'a> {
+    metadata: Metadata<'a>,
+    value: &'a [u8],
+    layout: ContainerLayout,
+}
+
+impl<'a> ObjectView<'a> {
+    fn new(metadata: Metadata<'a>, value: &'a [u8]) -> Result<Self> {
+        Ok(ObjectView {
+            metadata,
+            value,
+            layout: ContainerLayout::read(value, true)?,
+        })
+    }
+
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.layout.num
+    }
+
+    /// True when the object has no fields.
+    pub fn is_empty(&self) -> bool {
+        self.layout.num == 0
+    }
+
+    /// The dictionary id of field `i` (in stored order).
+    pub fn field_id(&self, i: usize) -> Result<usize> {
+        self.layout.field_id(self.value, i)
+    }
+
+    /// The key of field `i` (in stored order).
+    pub fn key(&self, i: usize) -> Result<&'a str> {
+        self.metadata.key(self.field_id(i)?)
+    }
+
+    /// The value of field `i` (in stored order).
+    pub fn value(&self, i: usize) -> Result<Variant<'a>> {
+        Ok(Variant::with_metadata(
+            self.metadata,
+            self.layout.child(self.value, i)?,
+        ))
+    }
+
+    /// The value of the field named `name`: a binary search over the sorted field ids, falling back
+    /// to a linear scan for objects whose fields are not sorted (DuckDB writes such objects).
+    pub fn get(&self, name: &str) -> Result<Option<Variant<'a>>> {
+        let target = name.as_bytes();
+        let n = self.layout.num;
+        if n <= 16 {
+            return self.linear_find(target);
+        }
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.metadata.key_bytes(self.field_id(mid)?)?.cmp(target) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.value(mid).map(Some),
+            }
+        }
+        if self.is_sorted()? {
+            Ok(None)
+        } else {
+            self.linear_find(target)
+        }
+    }
+
+    fn linear_find(&self, target: &[u8]) -> Result<Option<Variant<'a>>> {
+        for i in 0..self.layout.num {
+            if self.metadata.key_bytes(self.field_id(i)?)? == target {
+                return self.value(i).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// True when the fields are stored in strictly increasing key order, as the spec requires.
+    pub fn is_sorted(&self) -> Result<bool> {
+        let mut prev: Option<&[u8]> = None;
+        for i in 0..self.layout.num {
+            let key = self.metadata.key_bytes(self.field_id(i)?)?;
+            if prev.is_some_and(|p| p >= key) {
+                return Ok(false);
+            }
+            prev = Some(key);
+        }
+        Ok(true)
+    }
+
+    /// Iterates over `(key, value)` in stored order.
+    pub fn iter(&self) -> impl Iterator<Item = Result<(&'a str, Variant<'a>)>> + '_ {
+        (0..self.layout.num).map(move |i| Ok((self.key(i)?, self.value(i)?)))
+    }
+}
+
+/// A view over an array value.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayView<'a> {
+    metadata: Metadata<'a>,
+    value: &'a [u8],
+    layout: ContainerLayout,
+}
+
+impl<'a> ArrayView<'a> {
+    fn new(metadata: Metadata<'a>, value: &'a [u8]) -> Result<Self> {
+        Ok(ArrayView {
+            metadata,
+            value,
+            layout: ContainerLayout::read(value, false)?,
+        })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.layout.num
+    }
+
+    /// True when the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.layout.num == 0
+    }
+
+    /// Element `i`; `None` past the end.
+    pub fn get(&self, i: usize) -> Result<Option<Variant<'a>>> {
+        if i >= self.layout.num {
+            return Ok(None);
+        }
+        self.element(i).map(Some)
+    }
+
+    fn element(&self, i: usize) -> Result<Variant<'a>> {
+        Ok(Variant::with_metadata(
+            self.metadata,
+            self.layout.child(self.value, i)?,
+        ))
+    }
+
+    /// Iterates over the elements.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Variant<'a>>> + '_ {
+        (0..self.layout.num).map(move |i| self.element(i))
+    }
+}

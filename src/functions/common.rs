@@ -1,0 +1,105 @@
+//! Machinery shared by the scalar functions: argument handling, scalar/array dispatch,
+//! string access, error conversion and documentation sections.
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
+use datafusion::logical_expr::{ColumnarValue, DocSection, ReturnFieldArgs, ScalarFunctionArgs};
+
+use crate::codec::{SessionTimeZone, VariantError};
+use crate::variant_array::{check_variant_arg, variant_field};
+
+/// The documentation section of every variant function.
+pub const DOC_SECTION_VARIANT: DocSection = DocSection {
+    include: true,
+    label: "Variant Functions",
+    description: Some("Functions over semi-structured VARIANT values (Spark 4 semantics)."),
+};
+
+/// Turns a codec error into an execution error that names the function.
+pub fn codec_error(function: &str, e: VariantError) -> DataFusionError {
+    DataFusionError::Execution(format!("{function}: {e}"))
+}
+
+/// The return field of a function returning an (unshredded) variant.
+pub fn variant_return_field(args: &ReturnFieldArgs) -> Result<FieldRef> {
+    let _ = args;
+    Ok(Arc::new(variant_field("variant", true)))
+}
+
+/// Checks that argument `index` of `function` is a variant.
+pub fn check_variant_args(function: &str, fields: &[FieldRef], index: usize) -> Result<()> {
+    match fields.get(index) {
+        Some(f) => check_variant_arg(function, f),
+        None => exec_err!("{function} expects at least {} arguments", index + 1),
+    }
+}
+
+/// The session time zone used to render timestamps.
+pub fn session_time_zone(function: &str, args: &ScalarFunctionArgs) -> Result<SessionTimeZone> {
+    SessionTimeZone::parse(args.config_options.execution.time_zone.as_deref())
+        .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))
+}
+
+/// Runs a one-argument kernel over arrays; a scalar argument gives a scalar result.
+pub fn invoke_unary(
+    args: ScalarFunctionArgs,
+    kernel: impl FnOnce(&ArrayRef) -> Result<ArrayRef>,
+) -> Result<ColumnarValue> {
+    let [arg] = datafusion::common::utils::take_function_args("function", args.args)?;
+    match arg {
+        ColumnarValue::Array(a) => Ok(ColumnarValue::Array(kernel(&a)?)),
+        ColumnarValue::Scalar(s) => {
+            let a = s.to_array_of_size(1)?;
+            let out = kernel(&a)?;
+            Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?))
+        }
+    }
+}
+
+/// Calls `f(row, Option<&str>)` for every row of a string column of any layout.
+pub fn for_each_string(
+    function: &str,
+    array: &ArrayRef,
+    mut f: impl FnMut(usize, Option<&str>) -> Result<()>,
+) -> Result<()> {
+    macro_rules! each {
+        ($a:expr) => {{
+            let a = $a;
+            for i in 0..a.len() {
+                f(i, if a.is_null(i) { None } else { Some(a.value(i)) })?;
+            }
+        }};
+    }
+    match array.data_type() {
+        DataType::Utf8 => each!(array.as_string::<i32>()),
+        DataType::LargeUtf8 => each!(array.as_string::<i64>()),
+        DataType::Utf8View => each!(array.as_string_view()),
+        DataType::Null => {
+            for i in 0..array.len() {
+                f(i, None)?;
+            }
+        }
+        other => return exec_err!("{function} expects a string argument, got {other}"),
+    }
+    Ok(())
+}
+
+/// A plain nullable field of `data_type` named after the function.
+pub fn plain_return_field(name: &str, data_type: DataType, nullable: bool) -> FieldRef {
+    Arc::new(Field::new(name, data_type, nullable))
+}
+
+/// Shortens `s` for an error message.
+pub fn excerpt(s: &str) -> String {
+    const MAX: usize = 64;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}

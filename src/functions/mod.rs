@@ -1,0 +1,39 @@
+//! The SQL functions, one per file, with the shared machinery in [`common`].
+use std::sync::Arc;
+
+use datafusion::logical_expr::ScalarUDF;
+
+pub mod common;
+pub mod is_variant_null;
+pub mod parse_json;
+pub mod to_json;
+pub mod try_parse_json;
+
+/// Every scalar function of this crate.
+pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
+    vec![
+        parse_json::parse_json_udf(),
+        try_parse_json::try_parse_json_udf(),
+        to_json::to_json_udf(),
+        is_variant_null::is_variant_null_udf(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_documented() {
+        let mut names = HashSet::new();
+        for f in super::scalar_functions() {
+            assert!(names.insert(f.name().to_string()), "duplicate {}", f.name());
+            for alias in f.aliases() {
+                assert!(names.insert(alias.clone()), "duplicate alias {alias}");
+            }
+            let doc = f.documentation().expect("documented");
+            assert!(!doc.description.is_empty());
+            assert!(doc.sql_example.is_some(), "{} has no SQL example", f.name());
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! # datafusion-parquet-variant
+//!
+//! Makes the Parquet **Variant** type a first-class citizen of Apache DataFusion SQL.
+//!
+//! - [`codec`]: our own implementation of the Variant binary encoding: zero-copy views, validation of
+//!   untrusted bytes, a builder, a streaming JSON parser and a JSON writer.
+//! - [`variant_array`]: variant columns in Arrow (`arrow.parquet.variant` struct arrays).
+//! - [`functions`]: the SQL functions (`parse_json`, `to_json`, ...).
+//! - [`display`]: renders variant columns as JSON for query output.
+//! - [`register_all`]: registers everything with a `SessionContext` in one call.
+
+pub mod codec;
+pub mod display;
+pub mod functions;
+mod register;
+mod shredding;
+pub mod variant_array;
+
+pub use register::{register_all, register_all_with_state};

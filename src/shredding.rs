@@ -1,0 +1,294 @@
+//! Reassembling shredded variants (`spec/VariantShredding.md`) into the unshredded form.
+//!
+//! A shredded group holds an optional `value` (variant bytes) and an optional `typed_value`
+//! (a column of the shredded type: a primitive, a list of groups, or a struct of groups).
+//! Invalid combinations resolve as the spec allows: when both `value` and a non-object
+//! `typed_value` are set, `typed_value` wins; in a partially shredded object, a field present in
+//! both `value` and `typed_value` is taken from `typed_value`.
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
+use datafusion::arrow::datatypes::{
+    DataType, Date32Type, Decimal32Type, Decimal64Type, Decimal128Type, Float32Type, Float64Type,
+    Int8Type, Int16Type, Int32Type, Int64Type, Time64MicrosecondType, TimeUnit,
+    TimestampMicrosecondType, TimestampNanosecondType,
+};
+use datafusion::common::{DataFusionError, Result, exec_err};
+
+use crate::codec::{Metadata, Value, Variant, VariantBuilder};
+use crate::variant_array::VariantArrayBuilder;
+
+fn codec_err(e: crate::codec::VariantError) -> DataFusionError {
+    DataFusionError::Execution(e.to_string())
+}
+
+/// Binary bytes of row `i` of a binary column of any layout, None when null.
+fn binary_at(array: &ArrayRef, i: usize) -> Result<Option<&[u8]>> {
+    if array.is_null(i) {
+        return Ok(None);
+    }
+    Ok(Some(match array.data_type() {
+        DataType::Binary => array.as_binary::<i32>().value(i),
+        DataType::LargeBinary => array.as_binary::<i64>().value(i),
+        DataType::BinaryView => array.as_binary_view().value(i),
+        other => return exec_err!("shredded variant value must be binary, got {other}"),
+    }))
+}
+
+/// A `{value, typed_value}` group.
+struct Group<'a> {
+    value: Option<&'a ArrayRef>,
+    typed: Option<&'a ArrayRef>,
+}
+
+impl<'a> Group<'a> {
+    fn of(s: &'a StructArray) -> Self {
+        Group {
+            value: s.column_by_name("value"),
+            typed: s.column_by_name("typed_value"),
+        }
+    }
+
+    fn present(&self, i: usize) -> bool {
+        self.value.is_some_and(|v| v.is_valid(i)) || self.typed.is_some_and(|t| t.is_valid(i))
+    }
+}
+
+/// Reassembles every row of a shredded variant struct array into `Struct{metadata, value}`.
+pub fn unshred(array: &StructArray) -> Result<StructArray> {
+    let metadata = array
+        .column_by_name("metadata")
+        .ok_or_else(|| DataFusionError::Execution("variant column has no metadata".into()))?;
+    let group = Group::of(array);
+    let mut out = VariantArrayBuilder::with_capacity(array.len());
+    let mut builder = VariantBuilder::new();
+    for i in 0..array.len() {
+        if array.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let Some(m) = binary_at(metadata, i)? else {
+            out.append_null();
+            continue;
+        };
+        let m = Metadata::try_new(m).map_err(codec_err)?;
+        builder.reset();
+        if group.present(i) {
+            append_group(&mut builder, m, &group, i, 0)?;
+        } else {
+            builder.null();
+        }
+        builder.finish().map_err(codec_err)?;
+        out.append_built(&builder);
+    }
+    let result = out.finish()?;
+    Ok(result.as_struct().clone())
+}
+
+fn append_group(
+    b: &mut VariantBuilder,
+    m: Metadata<'_>,
+    g: &Group<'_>,
+    i: usize,
+    depth: usize,
+) -> Result<()> {
+    if depth > crate::codec::DEFAULT_MAX_DEPTH {
+        return Err(codec_err(crate::codec::VariantError::DepthLimitExceeded(
+            crate::codec::DEFAULT_MAX_DEPTH,
+        )));
+    }
+    let value = match g.value {
+        Some(v) => binary_at(v, i)?,
+        None => None,
+    };
+    let typed = g.typed.filter(|t| t.is_valid(i));
+    match (typed, value) {
+        (None, None) => b.null(),
+        (None, Some(v)) => b
+            .append_variant(Variant::with_metadata(m, v))
+            .map_err(codec_err)?,
+        (Some(t), v) => {
+            if let Some(s) = t.as_struct_opt() {
+                append_object(b, m, s, i, v, depth)?;
+            } else {
+                append_typed(b, m, t, i, depth)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn append_object(
+    b: &mut VariantBuilder,
+    m: Metadata<'_>,
+    s: &StructArray,
+    i: usize,
+    residual: Option<&[u8]>,
+    depth: usize,
+) -> Result<()> {
+    b.begin_object();
+    let DataType::Struct(fields) = s.data_type() else {
+        unreachable!()
+    };
+    for (field, column) in fields.iter().zip(s.columns()) {
+        let Some(fs) = column.as_struct_opt() else {
+            return exec_err!(
+                "shredded object field `{}` must be a group of value/typed_value",
+                field.name()
+            );
+        };
+        let g = Group::of(fs);
+        if fs.is_valid(i) && g.present(i) {
+            b.key(field.name());
+            append_group(b, m, &g, i, depth + 1)?;
+        }
+    }
+    if let Some(v) = residual {
+        let v = Variant::with_metadata(m, v);
+        match v.get().map_err(codec_err)? {
+            Value::Object(obj) => {
+                for j in 0..obj.len() {
+                    let key = obj.key(j).map_err(codec_err)?;
+                    if fields.find(key).is_some() {
+                        continue; // invalid input: the shredded column wins
+                    }
+                    b.key(key);
+                    b.append_variant(obj.value(j).map_err(codec_err)?)
+                        .map_err(codec_err)?;
+                }
+            }
+            _ => {
+                return exec_err!(
+                    "invalid shredded variant: typed_value is an object but value is not an object"
+                );
+            }
+        }
+    }
+    b.end_object().map_err(codec_err)
+}
+
+fn append_typed(
+    b: &mut VariantBuilder,
+    m: Metadata<'_>,
+    t: &ArrayRef,
+    i: usize,
+    depth: usize,
+) -> Result<()> {
+    match t.data_type() {
+        DataType::Boolean => b.boolean(t.as_boolean().value(i)),
+        DataType::Int8 => b.int8(t.as_primitive::<Int8Type>().value(i)),
+        DataType::Int16 => b.int16(t.as_primitive::<Int16Type>().value(i)),
+        DataType::Int32 => b.int32(t.as_primitive::<Int32Type>().value(i)),
+        DataType::Int64 => b.int64(t.as_primitive::<Int64Type>().value(i)),
+        DataType::Float32 => b.float(t.as_primitive::<Float32Type>().value(i)),
+        DataType::Float64 => b.double(t.as_primitive::<Float64Type>().value(i)),
+        DataType::Decimal32(p, s) => decimal(
+            b,
+            t.as_primitive::<Decimal32Type>().value(i) as i128,
+            *p,
+            *s,
+        )?,
+        DataType::Decimal64(p, s) => decimal(
+            b,
+            t.as_primitive::<Decimal64Type>().value(i) as i128,
+            *p,
+            *s,
+        )?,
+        DataType::Decimal128(p, s) => {
+            decimal(b, t.as_primitive::<Decimal128Type>().value(i), *p, *s)?
+        }
+        DataType::Date32 => b.date(t.as_primitive::<Date32Type>().value(i)),
+        DataType::Time64(TimeUnit::Microsecond) => {
+            b.time_micros(t.as_primitive::<Time64MicrosecondType>().value(i))
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, tz) => {
+            let v = t.as_primitive::<TimestampMicrosecondType>().value(i);
+            if tz.is_some() {
+                b.timestamp_micros(v)
+            } else {
+                b.timestamp_ntz_micros(v)
+            }
+        }
+        DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
+            let v = t.as_primitive::<TimestampNanosecondType>().value(i);
+            if tz.is_some() {
+                b.timestamp_nanos(v)
+            } else {
+                b.timestamp_ntz_nanos(v)
+            }
+        }
+        DataType::Utf8 => b.string(t.as_string::<i32>().value(i)),
+        DataType::LargeUtf8 => b.string(t.as_string::<i64>().value(i)),
+        DataType::Utf8View => b.string(t.as_string_view().value(i)),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            b.binary(binary_at(t, i)?.unwrap_or_default())
+        }
+        DataType::FixedSizeBinary(16) => {
+            let bytes: [u8; 16] = t
+                .as_fixed_size_binary()
+                .value(i)
+                .try_into()
+                .expect("16 bytes");
+            b.uuid(bytes)
+        }
+        DataType::List(_) => {
+            let l = t.as_list::<i32>();
+            let offsets = l.value_offsets();
+            list(
+                b,
+                m,
+                l.values(),
+                offsets[i] as usize,
+                offsets[i + 1] as usize,
+                depth,
+            )?
+        }
+        DataType::LargeList(_) => {
+            let l = t.as_list::<i64>();
+            let offsets = l.value_offsets();
+            list(
+                b,
+                m,
+                l.values(),
+                offsets[i] as usize,
+                offsets[i + 1] as usize,
+                depth,
+            )?
+        }
+        other => return exec_err!("unsupported shredded variant type {other}"),
+    }
+    Ok(())
+}
+
+fn decimal(b: &mut VariantBuilder, unscaled: i128, precision: u8, scale: i8) -> Result<()> {
+    if !(0..=38).contains(&scale) {
+        return exec_err!("shredded decimal scale {scale} is out of range");
+    }
+    let scale = scale as u8;
+    if precision <= 9 {
+        b.decimal4(unscaled as i32, scale);
+    } else if precision <= 18 {
+        b.decimal8(unscaled as i64, scale);
+    } else {
+        b.decimal16(unscaled, scale);
+    }
+    Ok(())
+}
+
+fn list(
+    b: &mut VariantBuilder,
+    m: Metadata<'_>,
+    elements: &ArrayRef,
+    start: usize,
+    end: usize,
+    depth: usize,
+) -> Result<()> {
+    let Some(es) = elements.as_struct_opt() else {
+        return exec_err!("shredded array elements must be groups of value/typed_value");
+    };
+    let g = Group::of(es);
+    b.begin_array();
+    for j in start..end {
+        append_group(b, m, &g, j, depth + 1)?;
+    }
+    b.end_array();
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! Variant columns in Arrow: `Struct{metadata, value[, typed_value]}` fields carrying the canonical
+//! extension type `arrow.parquet.variant`.
+//!
+//! - [`variant_field`] / [`is_variant_field`]: the field and its recognition.
+//! - [`VariantColumn`]: reads rows of a variant struct array (Binary, LargeBinary or BinaryView
+//!   children) as [`Variant`] views.
+//! - [`VariantArrayBuilder`]: builds the unshredded form our functions return.
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, StructArray,
+};
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
+use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
+
+use crate::codec::{Variant, VariantBuilder};
+
+/// The canonical Arrow extension name of variant columns.
+pub const VARIANT_EXTENSION_NAME: &str = "arrow.parquet.variant";
+/// Field-metadata key holding an extension name.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// Field-metadata key holding extension metadata.
+pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+
+/// The struct type of unshredded variants: `Struct{metadata: Binary, value: Binary}`.
+pub fn variant_data_type() -> DataType {
+    DataType::Struct(Fields::from(vec![
+        Field::new("metadata", DataType::Binary, false),
+        Field::new("value", DataType::Binary, false),
+    ]))
+}
+
+/// The field metadata that marks a field as a variant.
+pub fn variant_extension_metadata() -> HashMap<String, String> {
+    HashMap::from([
+        (
+            EXTENSION_NAME_KEY.to_string(),
+            VARIANT_EXTENSION_NAME.to_string(),
+        ),
+        (EXTENSION_METADATA_KEY.to_string(), String::new()),
+    ])
+}
+
+/// A variant field named `name` with the extension type set.
+pub fn variant_field(name: &str, nullable: bool) -> Field {
+    Field::new(name, variant_data_type(), nullable).with_metadata(variant_extension_metadata())
+}
+
+/// True when `field` carries the `arrow.parquet.variant` extension.
+pub fn is_variant_field(field: &Field) -> bool {
+    field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) == Some(VARIANT_EXTENSION_NAME)
+}
+
+/// True when `data_type` has the shape of a variant struct (a binary `metadata` child and a binary
+/// `value` and/or a `typed_value` child). Used for inputs that lost their field metadata on the way.
+pub fn has_variant_shape(data_type: &DataType) -> bool {
+    let DataType::Struct(fields) = data_type else {
+        return false;
+    };
+    let binary = |f: &FieldRef| {
+        matches!(
+            f.data_type(),
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        )
+    };
+    let metadata = fields.find("metadata").is_some_and(|(_, f)| binary(f));
+    let value = fields.find("value").map(|(_, f)| binary(f));
+    let typed = fields.find("typed_value").is_some();
+    metadata && value != Some(false) && (value == Some(true) || typed)
+}
+
+/// Checks that argument `field` of `function` is a variant; the error names the function and type.
+pub fn check_variant_arg(function: &str, field: &Field) -> Result<()> {
+    if is_variant_field(field) || has_variant_shape(field.data_type()) {
+        Ok(())
+    } else {
+        plan_err!(
+            "{function} expects a VARIANT argument, got {}",
+            field.data_type()
+        )
+    }
+}
+
+/// One binary child column of any of the three binary layouts.
+#[derive(Debug, Clone, Copy)]
+enum BinaryColumn<'a> {
+    Binary(&'a BinaryArray),
+    Large(&'a LargeBinaryArray),
+    View(&'a BinaryViewArray),
+}
+
+impl<'a> BinaryColumn<'a> {
+    fn try_new(array: &'a ArrayRef) -> Result<Self> {
+        Ok(match array.data_type() {
+            DataType::Binary => BinaryColumn::Binary(array.as_binary()),
+            DataType::LargeBinary => BinaryColumn::Large(array.as_binary()),
+            DataType::BinaryView => BinaryColumn::View(array.as_binary_view()),
+            other => return exec_err!("variant child must be binary, got {other}"),
+        })
+    }
+
+    #[inline]
+    fn value(&self, i: usize) -> &'a [u8] {
+        match self {
+            BinaryColumn::Binary(a) => a.value(i),
+            BinaryColumn::Large(a) => a.value(i),
+            BinaryColumn::View(a) => a.value(i),
+        }
+    }
+
+    #[inline]
+    fn is_null(&self, i: usize) -> bool {
+        match self {
+            BinaryColumn::Binary(a) => a.is_null(i),
+            BinaryColumn::Large(a) => a.is_null(i),
+            BinaryColumn::View(a) => a.is_null(i),
+        }
+    }
+}
+
+/// Reads the rows of an unshredded variant column. Shredded input (with `typed_value`) is first
+/// reassembled into the unshredded form by [`VariantColumn::try_new`].
+#[derive(Debug)]
+pub struct VariantColumn {
+    array: StructArray,
+}
+
+impl VariantColumn {
+    /// Wraps a variant struct array (any binary layout; shredded columns are reassembled).
+    pub fn try_new(array: &ArrayRef) -> Result<Self> {
+        let Some(s) = array.as_struct_opt() else {
+            return exec_err!(
+                "expected a variant struct column, got {}",
+                array.data_type()
+            );
+        };
+        if s.column_by_name("metadata").is_none() {
+            return exec_err!("variant column has no metadata child");
+        }
+        if s.column_by_name("typed_value").is_some() {
+            return Ok(VariantColumn {
+                array: crate::variant_array::unshred(s)?,
+            });
+        }
+        if s.column_by_name("value").is_none() {
+            return exec_err!("variant column has no value child");
+        }
+        Ok(VariantColumn { array: s.clone() })
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.array.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.array.is_empty()
+    }
+
+    /// Borrows the rows for reading.
+    pub fn rows(&self) -> Result<VariantRows<'_>> {
+        let metadata =
+            BinaryColumn::try_new(self.array.column_by_name("metadata").expect("checked"))?;
+        let value = BinaryColumn::try_new(self.array.column_by_name("value").expect("checked"))?;
+        Ok(VariantRows {
+            nulls: self.array.nulls(),
+            metadata,
+            value,
+        })
+    }
+}
+
+/// Row access over a [`VariantColumn`].
+#[derive(Debug, Clone, Copy)]
+pub struct VariantRows<'a> {
+    nulls: Option<&'a NullBuffer>,
+    metadata: BinaryColumn<'a>,
+    value: BinaryColumn<'a>,
+}
+
+impl<'a> VariantRows<'a> {
+    /// Row `i` as raw `(metadata, value)` bytes, or None for SQL NULL.
+    #[inline]
+    pub fn bytes(&self, i: usize) -> Option<(&'a [u8], &'a [u8])> {
+        if self.nulls.is_some_and(|n| n.is_null(i)) || self.value.is_null(i) {
+            return None;
+        }
+        Some((self.metadata.value(i), self.value.value(i)))
+    }
+
+    /// Row `i` as a variant view, None for SQL NULL; corrupt metadata headers are errors.
+    #[inline]
+    pub fn get(&self, i: usize) -> Result<Option<Variant<'a>>> {
+        match self.bytes(i) {
+            None => Ok(None),
+            Some((m, v)) => Variant::try_new(m, v)
+                .map(Some)
+                .map_err(|e| DataFusionError::Execution(e.to_string())),
+        }
+    }
+}
+
+/// Builds an unshredded variant column (`Struct{metadata: Binary, value: Binary}`), reusing its
+/// buffers as rows are appended.
+#[derive(Debug, Default)]
+pub struct VariantArrayBuilder {
+    metadata: Vec<u8>,
+    metadata_offsets: Vec<i32>,
+    value: Vec<u8>,
+    value_offsets: Vec<i32>,
+    validity: Vec<bool>,
+    any_null: bool,
+}
+
+impl VariantArrayBuilder {
+    /// A builder with room for `rows` rows.
+    pub fn with_capacity(rows: usize) -> Self {
+        let mut metadata_offsets = Vec::with_capacity(rows + 1);
+        metadata_offsets.push(0);
+        let mut value_offsets = Vec::with_capacity(rows + 1);
+        value_offsets.push(0);
+        VariantArrayBuilder {
+            metadata: Vec::with_capacity(rows * 8),
+            metadata_offsets,
+            value: Vec::with_capacity(rows * 32),
+            value_offsets,
+            validity: Vec::with_capacity(rows),
+            any_null: false,
+        }
+    }
+
+    /// Appends a variant from raw bytes.
+    #[inline]
+    pub fn append(&mut self, metadata: &[u8], value: &[u8]) {
+        self.metadata.extend_from_slice(metadata);
+        self.metadata_offsets.push(self.metadata.len() as i32);
+        self.value.extend_from_slice(value);
+        self.value_offsets.push(self.value.len() as i32);
+        self.validity.push(true);
+    }
+
+    /// Appends the row last finished in `builder`.
+    #[inline]
+    pub fn append_built(&mut self, builder: &VariantBuilder) {
+        self.append(builder.metadata(), builder.value());
+    }
+
+    /// Appends SQL NULL.
+    #[inline]
+    pub fn append_null(&mut self) {
+        self.metadata_offsets.push(self.metadata.len() as i32);
+        self.value_offsets.push(self.value.len() as i32);
+        self.validity.push(false);
+        self.any_null = true;
+    }
+
+    /// Finishes the struct array.
+    pub fn finish(self) -> Result<ArrayRef> {
+        if self.metadata.len() > i32::MAX as usize || self.value.len() > i32::MAX as usize {
+            return exec_err!("variant column exceeds 2 GiB in one batch");
+        }
+        let metadata = BinaryArray::new(
+            OffsetBuffer::new(ScalarBuffer::from(self.metadata_offsets)),
+            self.metadata.into(),
+            None,
+        );
+        let value = BinaryArray::new(
+            OffsetBuffer::new(ScalarBuffer::from(self.value_offsets)),
+            self.value.into(),
+            None,
+        );
+        let nulls = self.any_null.then(|| NullBuffer::from(self.validity));
+        let DataType::Struct(fields) = variant_data_type() else {
+            unreachable!()
+        };
+        Ok(Arc::new(StructArray::try_new(
+            fields,
+            vec![Arc::new(metadata), Arc::new(value)],
+            nulls,
+        )?))
+    }
+}
+
+/// Reassembles a shredded variant column (with `typed_value`) into the unshredded form.
+pub fn unshred(array: &StructArray) -> Result<StructArray> {
+    crate::shredding::unshred(array)
+}
