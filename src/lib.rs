@@ -9,6 +9,7 @@
 //! - [`display`]: renders variant columns as JSON for query output.
 //! - [`register_all`]: registers everything with a `SessionContext` in one call.
 
+pub mod cast;
 pub mod codec;
 pub mod display;
 pub mod functions;

@@ -248,6 +248,16 @@ impl VariantArrayBuilder {
         self.append(builder.metadata(), builder.value());
     }
 
+    /// Number of rows appended.
+    pub fn len(&self) -> usize {
+        self.validity.len()
+    }
+
+    /// True when no rows were appended.
+    pub fn is_empty(&self) -> bool {
+        self.validity.is_empty()
+    }
+
     /// Appends SQL NULL.
     #[inline]
     pub fn append_null(&mut self) {

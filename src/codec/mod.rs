@@ -15,6 +15,7 @@ pub mod format;
 mod json_parse;
 mod json_write;
 mod metadata;
+mod path;
 mod validate;
 mod value;
 
@@ -24,5 +25,6 @@ pub use format::SessionTimeZone;
 pub use json_parse::JsonParser;
 pub use json_write::write_json;
 pub use metadata::Metadata;
+pub use path::{InvalidPath, PathSegment, VariantPath};
 pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};
 pub use value::{ArrayView, ObjectView, Value, Variant, basic_type, primitive, value_size};

@@ -8,6 +8,8 @@ pub mod is_variant_null;
 pub mod parse_json;
 pub mod to_json;
 pub mod try_parse_json;
+pub mod try_variant_get;
+pub mod variant_get;
 
 /// Every scalar function of this crate.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
@@ -16,6 +18,8 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         try_parse_json::try_parse_json_udf(),
         to_json::to_json_udf(),
         is_variant_null::is_variant_null_udf(),
+        variant_get::variant_get_udf(),
+        try_variant_get::try_variant_get_udf(),
     ]
 }
 

@@ -1,0 +1,13 @@
+//! Casting variant values to SQL types with Spark's rules (`variant_get`, `CAST(v AS T)`).
+//!
+//! - [`target_type`]: type strings to Arrow types, and Spark's type names for messages.
+//! - [`to_arrow`]: [`TypedBuilder`], which appends variant values to an Arrow array of the target
+//!   type, casting each one.
+//! - `numeric`, `datetime`: the scalar conversion rules.
+
+mod datetime;
+mod numeric;
+pub mod target_type;
+pub mod to_arrow;
+
+pub use to_arrow::{CastOptions, TypedBuilder};

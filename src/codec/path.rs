@@ -1,0 +1,222 @@
+//! Variant extraction paths with Spark's grammar: `$` followed by `.name`, `['name']`,
+//! `["name"]` or `[index]` segments.
+use std::fmt;
+
+use super::error::Result as CodecResult;
+use super::value::{Value, Variant};
+
+/// One step of a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSegment {
+    /// An object field.
+    Key(String),
+    /// An array element (0-based).
+    Index(u32),
+}
+
+/// A parsed path.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VariantPath {
+    segments: Vec<PathSegment>,
+}
+
+/// A path that does not follow the grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidPath(pub String);
+
+impl fmt::Display for InvalidPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the path `{}` is not a valid variant extraction path",
+            self.0
+        )
+    }
+}
+
+impl VariantPath {
+    /// Parses `path`: `$` then zero or more of `.name` (up to the next `.` or `[`), `['name']`,
+    /// `["name"]` (no escapes: any character but the closing quote) and `[digits]` (at most
+    /// 2147483647). Anything else, including leading spaces and empty names, is invalid.
+    pub fn parse(path: &str) -> Result<Self, InvalidPath> {
+        let invalid = || InvalidPath(path.to_string());
+        let b = path.as_bytes();
+        if b.first() != Some(&b'$') {
+            return Err(invalid());
+        }
+        let mut segments = Vec::new();
+        let mut pos = 1;
+        while pos < b.len() {
+            match b[pos] {
+                b'.' => {
+                    let start = pos + 1;
+                    let mut end = start;
+                    while end < b.len() && b[end] != b'.' && b[end] != b'[' {
+                        end += 1;
+                    }
+                    if end == start {
+                        return Err(invalid());
+                    }
+                    segments.push(PathSegment::Key(path[start..end].to_string()));
+                    pos = end;
+                }
+                b'[' => match b.get(pos + 1) {
+                    Some(&q @ (b'\'' | b'"')) => {
+                        let start = pos + 2;
+                        let Some(len) = b[start.min(b.len())..].iter().position(|&c| c == q) else {
+                            return Err(invalid());
+                        };
+                        let end = start + len;
+                        if b.get(end + 1) != Some(&b']') {
+                            return Err(invalid());
+                        }
+                        segments.push(PathSegment::Key(path[start..end].to_string()));
+                        pos = end + 2;
+                    }
+                    _ => {
+                        let start = pos + 1;
+                        let mut end = start;
+                        while end < b.len() && b[end].is_ascii_digit() {
+                            end += 1;
+                        }
+                        if end == start || b.get(end) != Some(&b']') {
+                            return Err(invalid());
+                        }
+                        let index: u32 = path[start..end]
+                            .parse()
+                            .ok()
+                            .filter(|&i| i <= i32::MAX as u32)
+                            .ok_or_else(invalid)?;
+                        segments.push(PathSegment::Index(index));
+                        pos = end + 1;
+                    }
+                },
+                _ => return Err(invalid()),
+            }
+        }
+        Ok(VariantPath { segments })
+    }
+
+    /// The segments.
+    pub fn segments(&self) -> &[PathSegment] {
+        &self.segments
+    }
+
+    /// True for `$` alone.
+    pub fn is_root(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// Follows the path from `v`; `Ok(None)` when a key is absent, an index is out of range, or a
+    /// segment meets a value of the wrong kind (key on a non-object, index on a non-array).
+    pub fn navigate<'a>(&self, v: Variant<'a>) -> CodecResult<Option<Variant<'a>>> {
+        let mut current = v;
+        for segment in &self.segments {
+            let next = match (segment, current.get()?) {
+                (PathSegment::Key(k), Value::Object(obj)) => obj.get(k)?,
+                (PathSegment::Index(i), Value::Array(arr)) => arr.get(*i as usize)?,
+                _ => None,
+            };
+            match next {
+                Some(n) => current = n,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(current))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PathSegment::{Index, Key};
+    use super::*;
+
+    fn key(s: &str) -> PathSegment {
+        Key(s.to_string())
+    }
+
+    #[test]
+    fn valid_paths() {
+        let cases: Vec<(&str, Vec<PathSegment>)> = vec![
+            ("$", vec![]),
+            ("$.a", vec![key("a")]),
+            ("$.a.b[0]", vec![key("a"), key("b"), Index(0)]),
+            ("$.sp ace", vec![key("sp ace")]),
+            ("$.zip code", vec![key("zip code")]),
+            ("$.fb:testid", vec![key("fb:testid")]),
+            ("$.$", vec![key("$")]),
+            ("$.*", vec![key("*")]),
+            ("$.a .b", vec![key("a "), key("b")]),
+            ("$.bs\\x", vec![key("bs\\x")]),
+            ("$.0", vec![key("0")]),
+            ("$.é", vec![key("é")]),
+            ("$['']", vec![key("")]),
+            ("$[\"\"]", vec![key("")]),
+            ("$['k.e']", vec![key("k.e")]),
+            ("$['[x]']", vec![key("[x]")]),
+            ("$[\"ap'os\"]", vec![key("ap'os")]),
+            ("$['q\"u']", vec![key("q\"u")]),
+            ("$['bs\\x']", vec![key("bs\\x")]),
+            ("$['你好'][\"世界\"]", vec![key("你好"), key("世界")]),
+            ("$[01]", vec![Index(1)]),
+            ("$[2147483647]", vec![Index(2147483647)]),
+            ("$.a ", vec![key("a ")]),
+            ("$[\" \"]", vec![key(" ")]),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(
+                VariantPath::parse(path).map(|p| p.segments),
+                Ok(expected),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_paths() {
+        for path in [
+            "",
+            "a",
+            ".a",
+            "$a",
+            "$1",
+            "$.",
+            "$.a.",
+            "$..a",
+            " $.a",
+            "$ .a",
+            "$['a'",
+            "$['a\"]",
+            "$['\"]",
+            "$[\"\"\"]",
+            "$[\"\\\"\"]",
+            "$['ap\\'os']",
+            "$['ap''os']",
+            "$[-1]",
+            "$[*]",
+            "$[ 0 ]",
+            "$[+1]",
+            "$[1.5]",
+            "$[a]",
+            "$[2147483648]",
+            "$[99999999999999999999]",
+            "$[",
+            "$[]",
+            "$['a']x",
+        ] {
+            assert!(
+                VariantPath::parse(path).is_err(),
+                "{path:?} should be invalid"
+            );
+        }
+    }
+
+    #[test]
+    fn error_names_the_path() {
+        let e = VariantPath::parse("abc").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the path `abc` is not a valid variant extraction path"
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! `variant_get(v, path [, type])`: extracts the value at a path, cast to a type.
+use std::sync::{Arc, LazyLock};
+
+use datafusion::arrow::array::{Array, ArrayRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
+use datafusion::logical_expr::{
+    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
+    Signature, TypeSignature, Volatility,
+};
+
+use super::common::{
+    DOC_SECTION_VARIANT, check_variant_args, codec_error, for_each_string, session_time_zone,
+};
+use crate::cast::target_type::parse_target_type;
+use crate::cast::{CastOptions, TypedBuilder};
+use crate::codec::VariantPath;
+use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
+
+/// The `variant_get` UDF.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct VariantGet {
+    signature: Signature,
+}
+
+impl Default for VariantGet {
+    fn default() -> Self {
+        VariantGet {
+            signature: get_signature(),
+        }
+    }
+}
+
+/// `(variant, path)` or `(variant, path, type)`.
+pub(crate) fn get_signature() -> Signature {
+    Signature::one_of(
+        vec![TypeSignature::Any(2), TypeSignature::Any(3)],
+        Volatility::Immutable,
+    )
+}
+
+static DOC: LazyLock<Documentation> = LazyLock::new(|| {
+    Documentation::builder(
+        DOC_SECTION_VARIANT,
+        "Extracts the value at `path` from a VARIANT, cast to `type` (default VARIANT). A missing \
+         path gives NULL; a value that cannot be cast is an error (see try_variant_get). Paths: \
+         `$` then `.name`, `['name']`, `[\"name\"]` or `[index]`.",
+        "variant_get(variant, path [, type])",
+    )
+    .with_sql_example(
+        "```sql\n> SELECT variant_get(parse_json('{\"a\": {\"b\": [10, 20]}}'), '$.a.b[1]', 'int');\n\
+         20\n```",
+    )
+    .with_argument("variant", "A VARIANT value.")
+    .with_argument("path", "The extraction path, e.g. '$.a.b[0]'.")
+    .with_argument(
+        "type",
+        "A string literal naming the result type: boolean, tinyint, smallint, int, bigint, float, \
+         double, decimal(p,s), string, binary, date, timestamp, timestamp_ntz, variant, \
+         array<T>, map<string,T>, struct<...>.",
+    )
+    .build()
+});
+
+/// The return field of `variant_get`/`try_variant_get`: checks the arguments, validates a
+/// literal path and resolves the type string, all at planning time.
+pub(crate) fn get_return_field(function: &str, args: &ReturnFieldArgs) -> Result<FieldRef> {
+    check_variant_args(function, args.arg_fields, 0)?;
+    match args.arg_fields[1].data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {}
+        other => return plan_err!("{function} expects a string path, got {other}"),
+    }
+    if let Some(Some(path)) = args.scalar_arguments.get(1)
+        && let Some(Some(text)) = path.try_as_str()
+    {
+        VariantPath::parse(text)
+            .map_err(|e| DataFusionError::Plan(format!("{e} in `{function}`")))?;
+    }
+    let data_type = match args.arg_fields.get(2) {
+        None => variant_data_type(),
+        Some(_) => {
+            let text = args
+                .scalar_arguments
+                .get(2)
+                .copied()
+                .flatten()
+                .and_then(ScalarValue::try_as_str)
+                .flatten();
+            let Some(text) = text else {
+                return plan_err!("{function}: the type argument must be a string literal");
+            };
+            parse_target_type(text)
+                .map_err(|e| DataFusionError::Plan(format!("{function}: {e}")))?
+        }
+    };
+    Ok(if data_type == variant_data_type() {
+        Arc::new(variant_field(function, true))
+    } else {
+        Arc::new(Field::new(function, data_type, true))
+    })
+}
+
+/// Runs `variant_get` (strict) or `try_variant_get` over a batch.
+pub(crate) fn invoke_get(
+    function: &'static str,
+    strict: bool,
+    args: ScalarFunctionArgs,
+) -> Result<ColumnarValue> {
+    let opts = CastOptions {
+        function,
+        suggestion: "try_variant_get",
+        strict,
+        tz: session_time_zone(function, &args)?,
+    };
+    let all_scalar = args
+        .args
+        .iter()
+        .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+    let rows = if all_scalar { 1 } else { args.number_rows };
+    let return_type = args.return_field.data_type().clone();
+    let mut iter = args.args.into_iter();
+    let (Some(variant), Some(path)) = (iter.next(), iter.next()) else {
+        return exec_err!("{function} expects 2 or 3 arguments");
+    };
+    let variant = variant.into_array(rows)?;
+    let column = VariantColumn::try_new(&variant)?;
+    let variants = column.rows()?;
+    let mut out = TypedBuilder::try_new(&return_type, rows)?;
+    let mut extract = |i: usize, path: Option<&VariantPath>| -> Result<()> {
+        let (Some(path), Some(v)) = (path, variants.get(i)?) else {
+            out.append_null();
+            return Ok(());
+        };
+        match path.navigate(v).map_err(|e| codec_error(function, e))? {
+            Some(found) => {
+                if !out.append(found, &opts)? {
+                    out.append_null();
+                }
+            }
+            None => out.append_null(),
+        }
+        Ok(())
+    };
+    match path {
+        ColumnarValue::Scalar(s) => {
+            let path = match s.try_as_str() {
+                Some(Some(text)) => Some(parse_path(function, text)?),
+                Some(None) => None,
+                None => return exec_err!("{function} expects a string path"),
+            };
+            for i in 0..rows {
+                extract(i, path.as_ref())?;
+            }
+        }
+        ColumnarValue::Array(paths) => {
+            for_each_string(function, &paths, |i, text| {
+                let path = text.map(|t| parse_path(function, t)).transpose()?;
+                extract(i, path.as_ref())
+            })?;
+        }
+    }
+    let result: ArrayRef = out.finish()?;
+    if all_scalar {
+        Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
+            &result, 0,
+        )?))
+    } else {
+        debug_assert_eq!(result.len(), rows);
+        Ok(ColumnarValue::Array(result))
+    }
+}
+
+fn parse_path(function: &str, text: &str) -> Result<VariantPath> {
+    VariantPath::parse(text).map_err(|e| DataFusionError::Execution(format!("{e} in `{function}`")))
+}
+
+impl ScalarUDFImpl for VariantGet {
+    fn name(&self) -> &str {
+        "variant_get"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        plan_err!("variant_get: the return type depends on the arguments")
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        get_return_field(self.name(), &args)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        invoke_get("variant_get", true, args)
+    }
+
+    fn documentation(&self) -> Option<&Documentation> {
+        Some(&DOC)
+    }
+}
+
+/// The `variant_get` function.
+pub fn variant_get_udf() -> Arc<ScalarUDF> {
+    static UDF: LazyLock<Arc<ScalarUDF>> =
+        LazyLock::new(|| Arc::new(ScalarUDF::from(VariantGet::default())));
+    Arc::clone(&UDF)
+}
