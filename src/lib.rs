@@ -15,6 +15,7 @@ pub mod display;
 pub mod functions;
 mod register;
 mod shredding;
+pub mod variant_schema;
 pub mod variant_array;
 
 pub use register::{register_all, register_all_with_state};

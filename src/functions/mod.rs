@@ -1,11 +1,13 @@
 //! The SQL functions, one per file, with the shared machinery in [`common`].
 use std::sync::Arc;
 
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 
 pub mod common;
 pub mod is_variant_null;
 pub mod parse_json;
+pub mod schema_of_variant;
+pub mod schema_of_variant_agg;
 pub mod to_json;
 pub mod try_parse_json;
 pub mod try_variant_get;
@@ -20,7 +22,13 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         is_variant_null::is_variant_null_udf(),
         variant_get::variant_get_udf(),
         try_variant_get::try_variant_get_udf(),
+        schema_of_variant::schema_of_variant_udf(),
     ]
+}
+
+/// Every aggregate function of this crate.
+pub fn aggregate_functions() -> Vec<Arc<AggregateUDF>> {
+    vec![schema_of_variant_agg::schema_of_variant_agg_udaf()]
 }
 
 #[cfg(test)]
@@ -37,6 +45,11 @@ mod tests {
             }
             let doc = f.documentation().expect("documented");
             assert!(!doc.description.is_empty());
+            assert!(doc.sql_example.is_some(), "{} has no SQL example", f.name());
+        }
+        for f in super::aggregate_functions() {
+            assert!(names.insert(f.name().to_string()), "duplicate {}", f.name());
+            let doc = f.documentation().expect("documented");
             assert!(doc.sql_example.is_some(), "{} has no SQL example", f.name());
         }
     }
