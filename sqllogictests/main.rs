@@ -2,7 +2,7 @@
 //!
 //! Modelled on DataFusion's own `datafusion-sqllogictest` harness. Every file runs on a fresh
 //! `SessionContext` (target partitions fixed at 4, as DataFusion's harness does, so plans do
-//! not depend on the machine) with `datafusion_parquet_variant::register_all` applied; variant
+//! not depend on the machine) with `datafusion_parquet_variant::register_all_with_state` applied; variant
 //! columns print as JSON text.
 //!
 //! ```text
@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use sqllogictest::{
     MakeConnection, Record, Runner, default_column_validator, default_normalizer,
@@ -244,9 +245,11 @@ fn select_files(options: &Options) -> std::io::Result<Vec<TestFile>> {
 /// A fresh session for one file.
 fn new_context() -> datafusion::error::Result<SessionContext> {
     let config = SessionConfig::new().with_target_partitions(4);
-    let ctx = SessionContext::new_with_config(config);
-    datafusion_parquet_variant::register_all(&ctx)?;
-    Ok(ctx)
+    let builder = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features();
+    let state = datafusion_parquet_variant::register_all_with_state(builder).build();
+    Ok(SessionContext::new_with_state(state))
 }
 
 /// Makes the connections of a file: all share the file's `SessionContext`.

@@ -15,7 +15,8 @@ pub mod display;
 pub mod functions;
 mod register;
 mod shredding;
-pub mod variant_schema;
+pub mod sql;
 pub mod variant_array;
+pub mod variant_schema;
 
-pub use register::{register_all, register_all_with_state};
+pub use register::{register_all, register_all_with_state, session_context};

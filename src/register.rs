@@ -1,17 +1,22 @@
 //! One-call registration of everything this crate provides.
-use datafusion::error::Result;
-use datafusion::execution::SessionStateBuilder;
-use datafusion::prelude::SessionContext;
-
 use std::sync::Arc;
 
 use datafusion::catalog::Session;
+use datafusion::error::Result;
+use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
+use datafusion::optimizer::Analyzer;
+use datafusion::prelude::SessionContext;
 
 use crate::display::variant_extension_registration;
 use crate::functions::{aggregate_functions, scalar_functions};
+use crate::sql::{ColonPathPlanner, VariantCastRewrite, VariantTypePlanner};
 
-/// Registers every function of this crate with `ctx`.
+/// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
+/// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`) and JSON display of variants.
+///
+/// The `VARIANT` type name needs a type planner, which DataFusion 55 only accepts when the
+/// session state is built: use [`register_all_with_state`] (or [`session_context`]) for it.
 pub fn register_all(ctx: &SessionContext) -> Result<()> {
     for udf in scalar_functions() {
         ctx.register_udf(udf.as_ref().clone());
@@ -19,24 +24,48 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     for udaf in aggregate_functions() {
         ctx.register_udaf(udaf.as_ref().clone());
     }
-    ctx.state_ref()
-        .read()
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    state.register_expr_planner(Arc::new(ColonPathPlanner))?;
+    state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
+    state
         .extension_type_registry()
         .add_extension_type_registration(variant_extension_registration())?;
     Ok(())
 }
 
-/// Adds every function of this crate to a `SessionStateBuilder`:
+/// Adds everything [`register_all`] does, plus the `VARIANT` type name, to a
+/// `SessionStateBuilder`:
 /// `register_all_with_state(SessionStateBuilder::new().with_default_features()).build()`.
 ///
 /// It installs an extension-type registry holding the variant type (DataFusion 55 registers no
 /// extension types by default), so that `DataFrame::show` prints variants as JSON.
 pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionStateBuilder {
-    let functions = builder.scalar_functions().get_or_insert_with(Vec::new);
-    functions.extend(scalar_functions());
-    let aggregates = builder.aggregate_functions().get_or_insert_with(Vec::new);
-    aggregates.extend(aggregate_functions());
+    builder
+        .scalar_functions()
+        .get_or_insert_with(Vec::new)
+        .extend(scalar_functions());
+    builder
+        .aggregate_functions()
+        .get_or_insert_with(Vec::new)
+        .extend(aggregate_functions());
+    builder
+        .expr_planners()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(ColonPathPlanner));
+    builder
+        .analyzer()
+        .get_or_insert_with(Analyzer::new)
+        .add_function_rewrite(Arc::new(VariantCastRewrite));
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
-    builder.with_extension_type_registry(Arc::new(registry))
+    builder
+        .with_extension_type_registry(Arc::new(registry))
+        .with_type_planner(Arc::new(VariantTypePlanner))
+}
+
+/// A `SessionContext` with DataFusion's defaults and everything this crate provides.
+pub fn session_context() -> SessionContext {
+    let state = register_all_with_state(SessionStateBuilder::new().with_default_features()).build();
+    SessionContext::new_with_state(state)
 }

@@ -308,11 +308,26 @@ pub fn sql_type_name(ty: &DataType) -> String {
         DataType::Struct(fields) => {
             let inner: Vec<String> = fields
                 .iter()
-                .map(|f| format!("{}: {}", f.name(), sql_type_name(f.data_type())))
+                .map(|f| format!("{}: {}", quote_name(f.name()), sql_type_name(f.data_type())))
                 .collect();
             format!("STRUCT<{}>", inner.join(", "))
         }
         other => other.to_string(),
+    }
+}
+
+/// A struct field name as the type parser reads it back: plain identifiers as they are, others in
+/// backquotes (doubled inside).
+fn quote_name(name: &str) -> String {
+    let mut chars = name.chars();
+    let plain = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("`{}`", name.replace('`', "``"))
     }
 }
 
@@ -377,7 +392,12 @@ mod tests {
             sql_type_name(&ok("a int, b boolean")),
             "STRUCT<a: INT, b: BOOLEAN>"
         );
-        assert_eq!(sql_type_name(&ok("struct<`x y`: int>")), "STRUCT<x y: INT>");
+        assert_eq!(
+            sql_type_name(&ok("struct<`x y`: int>")),
+            "STRUCT<`x y`: INT>"
+        );
+        let odd = "struct<`a``b`: array<map<string, struct<c: date>>>>";
+        assert_eq!(ok(&sql_type_name(&ok(odd))), ok(odd));
         assert_eq!(sql_type_name(&ok("struct<>")), "STRUCT<>");
     }
 

@@ -1,0 +1,10 @@
+//! SQL planning extensions: the `v:path` operator, casts of variants as typed extractions, and
+//! the `VARIANT` type name.
+
+pub mod cast_rewrite;
+pub mod colon_path;
+pub mod type_planner;
+
+pub use cast_rewrite::VariantCastRewrite;
+pub use colon_path::ColonPathPlanner;
+pub use type_planner::VariantTypePlanner;

@@ -1,0 +1,26 @@
+//! The `VARIANT` SQL type name (`CREATE TABLE t (v VARIANT)`, `CAST(x AS VARIANT)`).
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::FieldRef;
+use datafusion::common::Result;
+use datafusion::logical_expr::planner::TypePlanner;
+use datafusion::sql::sqlparser::ast::DataType as SqlDataType;
+
+use crate::variant_array::variant_field;
+
+/// Plans the `VARIANT` type name as the variant extension struct.
+#[derive(Debug, Default)]
+pub struct VariantTypePlanner;
+
+impl TypePlanner for VariantTypePlanner {
+    fn plan_type_field(&self, sql_type: &SqlDataType) -> Result<Option<FieldRef>> {
+        match sql_type {
+            SqlDataType::Custom(name, modifiers)
+                if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("variant") =>
+            {
+                Ok(Some(Arc::new(variant_field("variant", true))))
+            }
+            _ => Ok(None),
+        }
+    }
+}
