@@ -5,6 +5,8 @@
 //! Invalid combinations resolve as the spec allows: when both `value` and a non-object
 //! `typed_value` are set, `typed_value` wins; in a partially shredded object, a field present in
 //! both `value` and `typed_value` is taken from `typed_value`.
+use std::sync::Arc;
+
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal32Type, Decimal64Type, Decimal128Type, Float32Type, Float64Type,
@@ -291,4 +293,52 @@ fn list(
     }
     b.end_array();
     Ok(())
+}
+
+/// Reads `path` straight from the shredded columns when the answer is there for every row:
+/// each path segment is a key with a shredded field, and the leaf's `typed_value` has exactly
+/// `return_type` with no row falling back to its `value` column. Returns the leaf column (its
+/// data not copied) with the NULLs of every level merged in, or None when the general path must
+/// be taken.
+pub fn extract_shredded(
+    array: &StructArray,
+    path: &crate::codec::VariantPath,
+    return_type: &DataType,
+) -> Option<ArrayRef> {
+    use crate::codec::PathSegment;
+    use datafusion::arrow::array::make_array;
+    use datafusion::arrow::buffer::NullBuffer;
+
+    let mut nulls = NullBuffer::union(array.nulls(), None);
+    let mut group = array;
+    for segment in path.segments() {
+        let PathSegment::Key(key) = segment else {
+            return None;
+        };
+        let typed = group.column_by_name("typed_value")?.as_struct_opt()?;
+        // Rows whose value is not an object (typed_value NULL) have no such field: NULL.
+        nulls = NullBuffer::union(nulls.as_ref(), typed.nulls());
+        let field = typed.column_by_name(key)?.as_struct_opt()?;
+        nulls = NullBuffer::union(nulls.as_ref(), field.nulls());
+        group = field;
+    }
+    if path.is_root() {
+        return None;
+    }
+    if group
+        .column_by_name("value")
+        .is_some_and(|v| v.null_count() != v.len())
+    {
+        return None; // some rows hold a value that is not of the shredded type
+    }
+    let leaf = group.column_by_name("typed_value")?;
+    if leaf.data_type() != return_type {
+        return None;
+    }
+    let merged = NullBuffer::union(nulls.as_ref(), leaf.nulls());
+    if merged.as_ref().map(NullBuffer::null_count) == leaf.nulls().map(NullBuffer::null_count) {
+        return Some(Arc::clone(leaf));
+    }
+    let data = leaf.to_data().into_builder().nulls(merged).build().ok()?;
+    Some(make_array(data))
 }

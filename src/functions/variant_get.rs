@@ -1,7 +1,7 @@
 //! `variant_get(v, path [, type])`: extracts the value at a path, cast to a type.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{Array, ArrayRef};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{
@@ -15,6 +15,7 @@ use super::common::{
 use crate::cast::target_type::parse_target_type;
 use crate::cast::{CastOptions, TypedBuilder};
 use crate::codec::VariantPath;
+use crate::shredding::extract_shredded;
 use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
 
 /// The `variant_get` UDF.
@@ -123,6 +124,17 @@ pub(crate) fn invoke_get(
         return exec_err!("{function} expects 2 or 3 arguments");
     };
     let variant = variant.into_array(rows)?;
+    if let (ColumnarValue::Scalar(p), Some(s)) = (&path, variant.as_struct_opt())
+        && let Some(Some(text)) = p.try_as_str()
+        && s.column_by_name("typed_value").is_some()
+        && let Some(found) = extract_shredded(s, &parse_path(function, text)?, &return_type)
+    {
+        return Ok(if all_scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&found, 0)?)
+        } else {
+            ColumnarValue::Array(found)
+        });
+    }
     let column = VariantColumn::try_new(&variant)?;
     let variants = column.rows()?;
     let mut out = TypedBuilder::try_new(&return_type, rows)?;
