@@ -85,6 +85,7 @@ pub fn unshred(array: &StructArray) -> Result<StructArray> {
     Ok(result.as_struct().clone())
 }
 
+#[recursive::recursive]
 fn append_group(
     b: &mut VariantBuilder,
     m: Metadata<'_>,

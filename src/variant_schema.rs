@@ -64,6 +64,7 @@ impl VariantSchema {
         Self::of_depth(v, 0)
     }
 
+    #[recursive::recursive]
     fn of_depth(v: Variant<'_>, depth: usize) -> Result<Self> {
         if depth > crate::codec::DEFAULT_MAX_DEPTH {
             return Err(VariantError::DepthLimitExceeded(

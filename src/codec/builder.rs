@@ -498,6 +498,7 @@ impl VariantBuilder {
         self.append_variant_depth(v, 0)
     }
 
+    #[recursive::recursive]
     fn append_variant_depth(&mut self, v: Variant<'_>, depth: usize) -> Result<()> {
         if depth > super::validate::DEFAULT_MAX_DEPTH {
             return Err(VariantError::DepthLimitExceeded(
@@ -553,6 +554,7 @@ pub(crate) fn decimal_digits(v: i128) -> u32 {
 }
 
 /// Rewrites every object field id in the value at `value[pos..]` through `remap`, in place.
+#[recursive::recursive]
 fn rewrite_ids(value: &mut [u8], pos: usize, remap: &[u32]) -> Result<()> {
     let header = value[pos];
     let basic = header & 0x03;

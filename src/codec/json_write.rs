@@ -16,6 +16,7 @@ pub fn write_json(out: &mut Vec<u8>, v: Variant<'_>, tz: &SessionTimeZone) -> Re
     write_value(out, v, tz, 0)
 }
 
+#[recursive::recursive]
 fn write_value(
     out: &mut Vec<u8>,
     v: Variant<'_>,

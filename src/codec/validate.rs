@@ -23,6 +23,7 @@ pub fn validate_with_depth(metadata: &[u8], value: &[u8], max_depth: usize) -> R
 }
 
 /// Validates one value (and its children) against already-validated metadata.
+#[recursive::recursive]
 pub fn validate_value(v: Variant<'_>, depth: usize, max_depth: usize) -> Result<()> {
     let bytes = v.value_bytes();
     let size = value_size(bytes)?;
