@@ -10,6 +10,7 @@
 //! - [`register_all`]: registers everything with a `SessionContext` in one call.
 
 pub mod cast;
+pub mod cli;
 pub mod codec;
 pub mod display;
 pub mod functions;

@@ -1,0 +1,316 @@
+//! End-to-end tests of the `variant-sql` binary: every output format prints variants as JSON,
+//! `-f` files, Parquet files, errors and exit codes.
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+        .args(args)
+        .output()
+        .expect("variant-sql runs")
+}
+
+/// Runs with `-q` and returns stdout; panics with both streams unless the exit code is 0.
+fn ok(args: &[&str]) -> String {
+    let mut all = vec!["-q"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    stdout
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("variant-sql-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const FIRST_TWO: &str = "SELECT id, kind, payload FROM events ORDER BY id LIMIT 2";
+
+#[test]
+fn table_format_prints_variants_as_json() {
+    let out = ok(&["-c", "SELECT payload FROM events LIMIT 3"]);
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("| {\"")).count(),
+        3,
+        "{out}"
+    );
+    assert!(out.contains("\"session_id\":\"s-"), "{out}");
+    assert!(!out.contains("metadata"), "{out}");
+
+    // The README's command, and the summary lines printed without -q.
+    let out = run(&[
+        "-c",
+        "SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY kind",
+        "-c",
+        "SELECT id, payload FROM events ORDER BY id LIMIT 3",
+    ]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("| page_view   |"), "{stdout}");
+    assert!(stdout.contains("8 row(s) fetched."), "{stdout}");
+    assert!(stdout.contains("| 1  | {\""), "{stdout}");
+}
+
+#[test]
+fn csv_and_tsv_print_variants_as_quoted_json() {
+    for (format, sep) in [("csv", ','), ("tsv", '\t')] {
+        let out = ok(&["--format", format, "-c", FIRST_TWO]);
+        let mut lines = out.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("id{sep}kind{sep}payload").as_str())
+        );
+        for id in ["1", "2"] {
+            let line = lines.next().unwrap();
+            let (prefix, json) = line.split_at(line.find("\"{").expect(line));
+            assert!(prefix.starts_with(&format!("{id}{sep}")), "{line}");
+            // CSV quoting: strip the outer quotes, undouble the inner ones.
+            let json = json[1..json.len() - 1].replace("\"\"", "\"");
+            let v: Value = serde_json::from_str(&json).expect(&json);
+            assert!(v["session_id"].is_string(), "{v}");
+        }
+    }
+}
+
+#[test]
+fn json_embeds_variants_as_values() {
+    let out = ok(&["--format", "json", "-c", FIRST_TWO]);
+    let rows: Value = serde_json::from_str(&out).expect(&out);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["id"], 1);
+    assert!(rows[0]["payload"].is_object(), "{out}");
+    assert!(rows[1]["payload"]["session_id"].is_string(), "{out}");
+
+    // No rows: an empty array.
+    let out = ok(&[
+        "--format",
+        "json",
+        "-c",
+        "SELECT payload FROM events WHERE id < 0",
+    ]);
+    assert_eq!(out.trim(), "[]");
+}
+
+#[test]
+fn nd_json_embeds_variants_as_values() {
+    let out = ok(&[
+        "--format",
+        "nd-json",
+        "-c",
+        "SELECT id, payload, to_json(payload) AS text, kind FROM events \
+         WHERE kind = 'purchase' ORDER BY id LIMIT 5",
+    ]);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    assert_eq!(lines.len(), 5);
+    for row in &lines {
+        assert_eq!(row["kind"], "purchase");
+        let payload = &row["payload"];
+        assert!(payload["items"].is_array(), "{row}");
+        assert!(payload["items"][0]["qty"].is_i64(), "{row}");
+        assert!(payload["total"].is_number(), "{row}");
+        // to_json returns text: a JSON string holding the same document.
+        let text: Value = serde_json::from_str(row["text"].as_str().unwrap()).unwrap();
+        assert_eq!(&text, payload);
+    }
+
+    // Variants nested in lists and structs are embedded too; SQL NULL fields are left out.
+    let out = ok(&[
+        "--format",
+        "nd-json",
+        "-c",
+        "SELECT array_agg(payload ORDER BY id) AS ps FROM events WHERE id <= 2",
+        "-c",
+        "SELECT named_struct('p', payload) AS s, CAST(NULL AS VARCHAR) AS n \
+         FROM events WHERE id <= 2",
+    ]);
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    assert_eq!(rows[0]["ps"].as_array().unwrap().len(), 2, "{out}");
+    assert!(rows[0]["ps"][1]["session_id"].is_string(), "{out}");
+    for row in &rows[1..] {
+        assert!(row["s"]["p"]["session_id"].is_string(), "{row}");
+        assert!(row.get("n").is_none(), "{row}");
+    }
+}
+
+#[test]
+fn bad_queries_exit_non_zero_with_a_clear_error() {
+    let out = run(&["-q", "-c", "SELECT no_such_column FROM events"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("Error: "), "{stderr}");
+    assert!(stderr.contains("no_such_column"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    // The same in a JSON format, and a later -c does not run.
+    let out = run(&[
+        "-q",
+        "--format",
+        "nd-json",
+        "-c",
+        "SELECT to_json(1)",
+        "-c",
+        "SELECT 42 AS answer",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("to_json"));
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("answer"));
+
+    // A parse error, and a missing table without the sample.
+    let out = run(&["-q", "-c", "SELEC 1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("SQL error"));
+    let out = run(&["-q", "--no-sample", "-c", "SELECT * FROM events"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("events"));
+
+    // Bad arguments are usage errors (exit code 2).
+    let out = run(&["-f", "/no/such/file.sql"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("no such file")
+    );
+}
+
+#[test]
+fn file_scripts_run_in_every_format() {
+    let dir = scratch("file");
+    let script = dir.join("script.sql");
+    std::fs::write(
+        &script,
+        "-- a comment line\n\
+         CREATE VIEW purchases AS\n  SELECT id, payload FROM events WHERE kind = 'purchase';\n\
+         SELECT count(*) AS n FROM purchases;\n\
+         SELECT id, payload FROM purchases ORDER BY id LIMIT 1;\n",
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let expected = ok(&[
+        "--format",
+        "csv",
+        "-c",
+        "SELECT count(*) AS n FROM events WHERE kind = 'purchase'",
+    ]);
+    let purchases: i64 = expected.lines().nth(1).unwrap().parse().unwrap();
+    assert!(purchases > 100, "{expected}");
+
+    let out = ok(&["-f", script]);
+    assert!(out.contains(&format!("| {purchases} |")), "{out}");
+    assert!(out.contains("{\"currency\":"), "{out}");
+
+    let out = ok(&["--format", "nd-json", "-f", script]);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[0]["n"], purchases);
+    assert!(lines[1]["payload"]["currency"].is_string(), "{out}");
+
+    // -f runs before -c, in the same session.
+    let out = ok(&[
+        "-f",
+        script,
+        "--format",
+        "csv",
+        "-c",
+        "SELECT count(*) AS m FROM purchases",
+    ]);
+    assert!(out.ends_with(&format!("m\n{purchases}\n")), "{out}");
+}
+
+#[test]
+fn parquet_files_and_external_tables() {
+    let dir = scratch("parquet");
+    let file = dir.join("events.parquet");
+    let file = file.to_str().unwrap();
+    ok(&[
+        "-c",
+        &format!("COPY (SELECT * FROM events ORDER BY id LIMIT 50) TO '{file}' STORED AS PARQUET"),
+    ]);
+
+    let out = ok(&[
+        "--format",
+        "nd-json",
+        "-c",
+        &format!("SELECT id, payload FROM '{file}' ORDER BY id LIMIT 2"),
+    ]);
+    let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["id"], 1);
+    assert!(first["payload"]["session_id"].is_string(), "{out}");
+
+    let out = ok(&[
+        "-c",
+        &format!("CREATE EXTERNAL TABLE ev STORED AS PARQUET LOCATION '{file}'"),
+        "-c",
+        "SELECT count(*) AS n, count(payload) AS p FROM ev",
+        "-c",
+        "SELECT payload FROM ev ORDER BY id LIMIT 1",
+    ]);
+    assert!(out.contains("| 50 | 50 |"), "{out}");
+    assert!(out.contains("{\"currency\":"), "{out}");
+}
+
+#[test]
+fn session_has_the_variant_sql_extensions() {
+    let out = ok(&[
+        "--format",
+        "csv",
+        "-c",
+        "CREATE TABLE v (id INT, x VARIANT)",
+        "-c",
+        "INSERT INTO v VALUES (1, parse_json('{\"a\":[1,2]}'))",
+        "-c",
+        "SELECT id, x:a[1]::int AS a1, x FROM v",
+    ]);
+    assert!(
+        out.ends_with("id,a1,x\n1,2,\"{\"\"a\"\":[1,2]}\"\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn repl_reads_piped_sql() {
+    use std::io::Write;
+    use std::process::Stdio;
+    // The REPL keeps its history in `.history` in the working directory.
+    let dir = scratch("repl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+        .args(["-q", "--format", "csv"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"SELECT id, payload FROM events ORDER BY id LIMIT 1;\n\\q\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("id,payload\n1,\"{\"\""), "{stdout}");
+}
