@@ -2,15 +2,17 @@
 //!
 //! A shredded group holds an optional `value` (variant bytes) and an optional `typed_value`
 //! (a column of the shredded type: a primitive, a list of groups, or a struct of groups).
-//! Invalid combinations resolve as the spec allows: when both `value` and a non-object
-//! `typed_value` are set, `typed_value` wins; in a partially shredded object, a field present in
-//! both `value` and `typed_value` is taken from `typed_value`.
+//! Invalid combinations: when both `value` and a non-object `typed_value` are set the input is
+//! rejected ("engines should fail"); in a partially shredded object, a field present in both the
+//! residual `value` and a shredded column is taken from the shredded column (the spec: "the
+//! `typed_value` column must be used"). The types of the shredded columns are checked before any
+//! row is read, so an unsupported shredding schema is an error even when every row is NULL.
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal32Type, Decimal64Type, Decimal128Type, Float32Type, Float64Type,
-    Int8Type, Int16Type, Int32Type, Int64Type, Time64MicrosecondType, TimeUnit,
+    DataType, Date32Type, Decimal32Type, Decimal64Type, Decimal128Type, Fields, Float32Type,
+    Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, Time64MicrosecondType, TimeUnit,
     TimestampMicrosecondType, TimestampNanosecondType,
 };
 use datafusion::common::{DataFusionError, Result, exec_err};
@@ -59,6 +61,7 @@ pub fn unshred(array: &StructArray) -> Result<StructArray> {
     let metadata = array
         .column_by_name("metadata")
         .ok_or_else(|| DataFusionError::Execution("variant column has no metadata".into()))?;
+    check_group(array.fields(), "")?;
     let group = Group::of(array);
     let mut out = VariantArrayBuilder::with_capacity(array.len());
     let mut builder = VariantBuilder::new();
@@ -83,6 +86,80 @@ pub fn unshred(array: &StructArray) -> Result<StructArray> {
     }
     let result = out.finish()?;
     Ok(result.as_struct().clone())
+}
+
+/// Checks the children of a `{value, typed_value}` group (`path` names it in errors): `value`
+/// must be binary and `typed_value` a type that shredding allows.
+fn check_group(fields: &Fields, path: &str) -> Result<()> {
+    for f in fields.iter() {
+        match f.name().as_str() {
+            "value"
+                if !matches!(
+                    f.data_type(),
+                    DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+                ) =>
+            {
+                return exec_err!(
+                    "shredded variant value{path} must be binary, got {}",
+                    f.data_type()
+                );
+            }
+            "typed_value" => check_typed(f.data_type(), path)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `t` is a type a shredded `typed_value` may have.
+fn check_typed(t: &DataType, path: &str) -> Result<()> {
+    match t {
+        DataType::Boolean
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Date32
+        | DataType::Time64(TimeUnit::Microsecond)
+        | DataType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _)
+        | DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(16) => Ok(()),
+        DataType::Decimal32(_, s) | DataType::Decimal64(_, s) | DataType::Decimal128(_, s)
+            if (0..=38).contains(s) =>
+        {
+            Ok(())
+        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _) => match f.data_type() {
+            DataType::Struct(fs) => check_group(fs, &format!("{path}[]")),
+            other => exec_err!(
+                "shredded array elements{path} must be groups of value/typed_value, got {other}"
+            ),
+        },
+        DataType::Struct(fields) => {
+            for f in fields.iter() {
+                let DataType::Struct(fs) = f.data_type() else {
+                    return exec_err!(
+                        "shredded object field `{}`{path} must be a group of value/typed_value",
+                        f.name()
+                    );
+                };
+                check_group(fs, &format!("{path}.{}", f.name()))?;
+            }
+            Ok(())
+        }
+        other => exec_err!("Unsupported shredded value type{path}: {other}"),
+    }
 }
 
 #[recursive::recursive]
@@ -111,6 +188,8 @@ fn append_group(
         (Some(t), v) => {
             if let Some(s) = t.as_struct_opt() {
                 append_object(b, m, s, i, v, depth)?;
+            } else if v.is_some() {
+                return exec_err!("Invalid variant, conflicting value and typed_value");
             } else {
                 append_typed(b, m, t, i, depth)?;
             }
@@ -255,6 +334,23 @@ fn append_typed(
                 offsets[i + 1] as usize,
                 depth,
             )?
+        }
+        DataType::ListView(_) => {
+            let l = t.as_list_view::<i32>();
+            let start = l.value_offsets()[i] as usize;
+            let end = start + l.value_sizes()[i] as usize;
+            list(b, m, l.values(), start, end, depth)?
+        }
+        DataType::LargeListView(_) => {
+            let l = t.as_list_view::<i64>();
+            let start = l.value_offsets()[i] as usize;
+            let end = start + l.value_sizes()[i] as usize;
+            list(b, m, l.values(), start, end, depth)?
+        }
+        DataType::FixedSizeList(_, n) => {
+            let l = t.as_fixed_size_list();
+            let n = *n as usize;
+            list(b, m, l.values(), i * n, (i + 1) * n, depth)?
         }
         other => return exec_err!("unsupported shredded variant type {other}"),
     }

@@ -11,7 +11,7 @@ use datafusion::object_store::ObjectStore;
 use datafusion::prelude::SessionContext;
 use datafusion_cli::cli_context::CliSessionContext;
 
-use super::display::display_variants;
+use crate::display::display_variants;
 
 /// A [`SessionContext`] whose query results have their variants rendered as JSON text (see
 /// [`display_variants`]), so that every datafusion-cli output format prints them as JSON.

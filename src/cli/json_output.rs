@@ -13,7 +13,7 @@ use datafusion::arrow::json::writer::{
 use datafusion::arrow::json::{Encoder, EncoderFactory, EncoderOptions};
 use datafusion::error::Result;
 
-use super::display::is_json_field;
+use crate::display::is_json_field;
 
 /// An arrow-json [`EncoderFactory`] that writes the text of `arrow.json` string fields (top-level,
 /// struct fields and list elements; not map values) as is.
@@ -149,7 +149,7 @@ pub fn batches_to_json_string(batches: &[RecordBatch], line_delimited: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::display::display_variants;
+    use crate::display::display_variants;
     use datafusion::prelude::SessionContext;
 
     async fn json(sql: &str, line_delimited: bool) -> Result<String> {

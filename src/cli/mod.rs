@@ -1,18 +1,16 @@
 //! The `variant-sql` command-line program, built on datafusion-cli's library: its execution loop,
 //! REPL and printers run against [`context::VariantCliContext`], a session whose query results
-//! have their variants rendered as JSON text, so variants print as JSON in every output format
+//! have their variants rendered as JSON text (`crate::display::display_variants`), so variants print as JSON in every output format
 //! (and as embedded JSON values in `json` / `nd-json`, see [`json_output`]).
 //!
 //! - [`app`]: arguments and the program's entry point [`app::run`].
 //! - [`context`]: the session wrapper handed to datafusion-cli.
-//! - [`display`]: variants (top-level or nested) to JSON text, as a final projection.
 //! - [`exec`]: `-c` / `-f` execution, with our JSON printer for `json` / `nd-json`.
 //! - [`json_output`]: the JSON printers.
 //! - [`sample`]: the bundled, deterministically generated sample table `events`.
 
 pub mod app;
 pub mod context;
-pub mod display;
 pub mod exec;
 pub mod json_output;
 pub mod sample;

@@ -1,8 +1,20 @@
-//! Rendering variant columns as JSON text in query output.
+//! Rendering variants as JSON text in query output.
+//!
+//! - [`render_variants_as_json`]: a record batch with every variant (also inside structs, lists
+//!   and maps) as JSON text; used by the sqllogictest runner.
+//! - [`display_variants`]: the same as a final projection of a `DataFrame`; used by `variant-sql`.
+//! - [`VariantExtensionType`]: the extension-type formatter behind `DataFrame::show`.
+
+mod nested;
+
+pub use nested::{
+    JSON_EXTENSION_NAME, VariantDisplay, contains_variant, display_array, display_field,
+    display_variants, is_json_field, variant_display_udf,
+};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray, make_array};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, DisplayIndex, FormatOptions, FormatResult};
 use datafusion::common::DataFusionError;
@@ -12,26 +24,26 @@ use datafusion::logical_expr::registry::{ExtensionTypeRegistration, ExtensionTyp
 
 use crate::codec::SessionTimeZone;
 use crate::functions::to_json::variant_array_to_json;
-use crate::variant_array::{VARIANT_EXTENSION_NAME, is_variant_field};
+use crate::variant_array::VARIANT_EXTENSION_NAME;
 
-/// Returns `batch` with every variant column (extension `arrow.parquet.variant`) replaced by a Utf8
-/// column holding its JSON text (`to_json`), timestamps rendered in `time_zone` (None = UTC).
-/// Other columns are returned unchanged.
+/// Returns `batch` with every variant (extension `arrow.parquet.variant` or the variant struct
+/// shape, also inside structs, lists and maps) replaced by Utf8 JSON text (`to_json`), timestamps
+/// rendered in `time_zone` (None = UTC). Other columns are returned unchanged.
 pub fn render_variants_as_json(
     batch: &RecordBatch,
     time_zone: Option<&str>,
 ) -> Result<RecordBatch> {
     let schema = batch.schema();
-    if !schema.fields().iter().any(|f| is_variant_field(f)) {
+    if !schema.fields().iter().any(|f| contains_variant(f)) {
         return Ok(batch.clone());
     }
     let tz = SessionTimeZone::parse(time_zone).map_err(DataFusionError::Execution)?;
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        if is_variant_field(field) {
-            fields.push(Arc::new(Field::new(field.name(), DataType::Utf8, true)));
-            columns.push(variant_array_to_json("to_json", column, &tz)?);
+        if contains_variant(field) {
+            fields.push(Arc::new(display_field(field)));
+            columns.push(display_array(field, column, &tz)?);
         } else {
             fields.push(Arc::clone(field));
             columns.push(Arc::clone(column));
