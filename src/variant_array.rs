@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, StructArray,
+    new_null_array,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
@@ -71,9 +72,13 @@ pub fn has_variant_shape(data_type: &DataType) -> bool {
     metadata && value != Some(false) && (value == Some(true) || typed)
 }
 
-/// Checks that argument `field` of `function` is a variant; the error names the function and type.
+/// Checks that argument `field` of `function` is a variant (or an untyped NULL); the error names
+/// the function and the type.
 pub fn check_variant_arg(function: &str, field: &Field) -> Result<()> {
-    if is_variant_field(field) || has_variant_shape(field.data_type()) {
+    if is_variant_field(field)
+        || has_variant_shape(field.data_type())
+        || field.data_type() == &DataType::Null
+    {
         Ok(())
     } else {
         plan_err!(
@@ -130,6 +135,13 @@ pub struct VariantColumn {
 impl VariantColumn {
     /// Wraps a variant struct array (any binary layout; shredded columns are reassembled).
     pub fn try_new(array: &ArrayRef) -> Result<Self> {
+        if array.data_type() == &DataType::Null {
+            // An untyped NULL literal: every row is SQL NULL.
+            let nulls = new_null_array(&variant_data_type(), array.len());
+            return Ok(VariantColumn {
+                array: nulls.as_struct().clone(),
+            });
+        }
         let Some(s) = array.as_struct_opt() else {
             return exec_err!(
                 "expected a variant struct column, got {}",
