@@ -34,13 +34,27 @@ pub(crate) fn utc_to_local(micros: i64, tz: &SessionTimeZone) -> Option<i64> {
     micros.checked_add(offset * MICROS_PER_SECOND)
 }
 
-/// Local wall-clock microseconds in `tz` to a UTC instant (the earlier offset wins in gaps and
-/// overlaps, as java.time does for the common cases).
+/// Local wall-clock microseconds in `tz` to a UTC instant, as java.time's `ZonedDateTime.of`: in
+/// an overlap the earlier offset wins; a time in a gap moves later by the gap's length (it keeps
+/// the offset from before the gap).
 pub(crate) fn local_to_utc(local: i64, tz: &SessionTimeZone) -> Option<i64> {
-    let guess = tz.offset_seconds_at(local.div_euclid(MICROS_PER_SECOND)) as i64;
-    let first = local.checked_sub(guess * MICROS_PER_SECOND)?;
-    let offset = tz.offset_seconds_at(first.div_euclid(MICROS_PER_SECOND)) as i64;
-    local.checked_sub(offset * MICROS_PER_SECOND)
+    const DAY: i64 = 86_400;
+    let local_secs = local.div_euclid(MICROS_PER_SECOND);
+    let before = tz.offset_seconds_at(local_secs.saturating_sub(DAY)) as i64;
+    let after = tz.offset_seconds_at(local_secs.saturating_add(DAY)) as i64;
+    let with = |offset: i64| local.checked_sub(offset * MICROS_PER_SECOND);
+    if before == after {
+        return with(before);
+    }
+    let early = with(before)?;
+    let late = with(after)?;
+    let early_valid = tz.offset_seconds_at(early.div_euclid(MICROS_PER_SECOND)) as i64 == before;
+    let late_valid = tz.offset_seconds_at(late.div_euclid(MICROS_PER_SECOND)) as i64 == after;
+    Some(if early_valid || !late_valid {
+        early
+    } else {
+        late
+    })
 }
 
 /// Parsed pieces of a date/timestamp string.
@@ -242,5 +256,15 @@ mod tests {
         let la = SessionTimeZone::parse(Some("America/Los_Angeles")).unwrap();
         assert_eq!(utc_to_local(0, &la), Some(-8 * 3_600_000_000));
         assert_eq!(local_to_utc(-8 * 3_600_000_000, &la), Some(0));
+        // 2025-03-09 02:30 does not exist in Los Angeles: java.time moves it to 03:30 PDT,
+        // i.e. 10:30 UTC (the offset from before the gap, -8h).
+        let gap = (days_from_civil(2025, 3, 9) * 86_400 + 2 * 3600 + 30 * 60) * 1_000_000;
+        assert_eq!(local_to_utc(gap, &la), Some(gap + 8 * 3_600_000_000));
+        // 2025-11-02 01:30 happens twice: the earlier offset (PDT, -7h) wins.
+        let overlap = (days_from_civil(2025, 11, 2) * 86_400 + 3600 + 30 * 60) * 1_000_000;
+        assert_eq!(
+            local_to_utc(overlap, &la),
+            Some(overlap + 7 * 3_600_000_000)
+        );
     }
 }

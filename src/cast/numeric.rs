@@ -66,6 +66,14 @@ pub(crate) fn decimal_to_f64(unscaled: i128, scale: u32) -> f64 {
     format!("{unscaled}e-{scale}").parse().unwrap_or(f64::NAN)
 }
 
+/// A decimal value as a float, rounded once (as Java's `BigDecimal.floatValue`).
+pub(crate) fn decimal_to_f32(unscaled: i128, scale: u32) -> f32 {
+    if unscaled.unsigned_abs() < (1u128 << 24) && scale <= 10 {
+        return unscaled as f32 / 10f32.powi(scale as i32);
+    }
+    format!("{unscaled}e-{scale}").parse().unwrap_or(f32::NAN)
+}
+
 /// Trims what Spark's `UTF8String.trim` trims: ASCII whitespace and control characters.
 pub(crate) fn spark_trim(s: &str) -> &str {
     s.trim_matches(|c: char| c <= ' ')
@@ -234,6 +242,8 @@ mod tests {
         assert_eq!(double_to_decimal(1e20, 38, 0), Some(100000000000000000000));
         assert_eq!(double_to_decimal(f64::NAN, 5, 2), None);
         assert_eq!(decimal_to_f64(15, 1), 1.5);
+        // Just above the midpoint of 1 and 1 + 2^-23: rounds up once, not to even twice.
+        assert_eq!(decimal_to_f32(10000000596046447753906251, 25), 1.0000001);
         assert_eq!(
             decimal_to_f64(12345678901234567890123456789, 10),
             1234567890123456789.0123456789

@@ -15,8 +15,8 @@ use super::datetime::{
     parse_timestamp_ntz, utc_to_local,
 };
 use super::numeric::{
-    decimal_to_f64, double_to_decimal, exact_decimal, parse_boolean, parse_decimal, parse_double,
-    parse_integral, pow10, rescale,
+    decimal_to_f32, decimal_to_f64, double_to_decimal, exact_decimal, parse_boolean, parse_decimal,
+    parse_double, parse_integral, pow10, rescale,
 };
 use super::target_type::sql_type_name;
 use crate::codec::format::{
@@ -571,6 +571,10 @@ fn to_f32(v: &Value<'_>) -> Option<f32> {
         Value::Int16(i) => i as f32,
         Value::Int32(i) => i as f32,
         Value::Int64(i) => i as f32,
+        Value::Decimal4(..) | Value::Decimal8(..) | Value::Decimal16(..) => {
+            let (u, s) = exact_decimal(v)?;
+            decimal_to_f32(u, s)
+        }
         _ => to_f64(v)? as f32,
     })
 }

@@ -53,9 +53,20 @@ pub fn invoke_unary(
         ColumnarValue::Scalar(s) => {
             let a = s.to_array_of_size(1)?;
             let out = kernel(&a)?;
-            Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?))
+            Ok(ColumnarValue::Scalar(single_row_scalar(&out)?))
         }
     }
+}
+
+/// The scalar of a one-row result. Nested results keep their exact type (field names and
+/// metadata such as the variant extension), which `ScalarValue::try_from_array` may not.
+pub fn single_row_scalar(array: &ArrayRef) -> Result<ScalarValue> {
+    Ok(match array.data_type() {
+        DataType::List(_) => ScalarValue::List(Arc::new(array.as_list::<i32>().clone())),
+        DataType::Map(..) => ScalarValue::Map(Arc::new(array.as_map().clone())),
+        DataType::Struct(_) => ScalarValue::Struct(Arc::new(array.as_struct().clone())),
+        _ => ScalarValue::try_from_array(array, 0)?,
+    })
 }
 
 /// Calls `f(row, Option<&str>)` for every row of a string column of any layout.

@@ -2,6 +2,7 @@
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{
@@ -11,6 +12,7 @@ use datafusion::logical_expr::{
 
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, for_each_string, session_time_zone,
+    single_row_scalar,
 };
 use crate::cast::target_type::parse_target_type;
 use crate::cast::{CastOptions, TypedBuilder};
@@ -69,6 +71,11 @@ pub(crate) fn get_return_field(function: &str, args: &ReturnFieldArgs) -> Result
     check_variant_args(function, args.arg_fields, 0)?;
     match args.arg_fields[1].data_type() {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {}
+        DataType::Dictionary(_, value)
+            if matches!(
+                value.as_ref(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            ) => {}
         other => return plan_err!("{function} expects a string path, got {other}"),
     }
     if let Some(Some(path)) = args.scalar_arguments.get(1)
@@ -130,7 +137,7 @@ pub(crate) fn invoke_get(
         && let Some(found) = extract_shredded(s, &parse_path(function, text)?, &return_type)
     {
         return Ok(if all_scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&found, 0)?)
+            ColumnarValue::Scalar(single_row_scalar(&found)?)
         } else {
             ColumnarValue::Array(found)
         });
@@ -158,13 +165,17 @@ pub(crate) fn invoke_get(
             let path = match s.try_as_str() {
                 Some(Some(text)) => Some(parse_path(function, text)?),
                 Some(None) => None,
+                None if s.is_null() => None,
                 None => return exec_err!("{function} expects a string path"),
             };
             for i in 0..rows {
                 extract(i, path.as_ref())?;
             }
         }
-        ColumnarValue::Array(paths) => {
+        ColumnarValue::Array(mut paths) => {
+            if let DataType::Dictionary(_, value) = paths.data_type() {
+                paths = cast(&paths, value)?;
+            }
             for_each_string(function, &paths, |i, text| {
                 let path = text.map(|t| parse_path(function, t)).transpose()?;
                 extract(i, path.as_ref())
@@ -173,9 +184,7 @@ pub(crate) fn invoke_get(
     }
     let result: ArrayRef = out.finish()?;
     if all_scalar {
-        Ok(ColumnarValue::Scalar(ScalarValue::try_from_array(
-            &result, 0,
-        )?))
+        Ok(ColumnarValue::Scalar(single_row_scalar(&result)?))
     } else {
         debug_assert_eq!(result.len(), rows);
         Ok(ColumnarValue::Array(result))
