@@ -6,7 +6,7 @@ use super::error::Result as CodecResult;
 use super::value::{Value, Variant};
 
 /// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PathSegment {
     /// An object field.
     Key(String),
@@ -15,7 +15,7 @@ pub enum PathSegment {
 }
 
 /// A parsed path.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct VariantPath {
     segments: Vec<PathSegment>,
 }

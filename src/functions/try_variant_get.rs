@@ -3,24 +3,28 @@ use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::{Result, plan_err};
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature,
+    ColumnarValue, Documentation, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature,
 };
 
 use super::common::DOC_SECTION_VARIANT;
-use super::variant_get::{get_return_field, get_signature, invoke_get};
+use super::variant_get::{get_return_field, get_signature, invoke_get, specialize};
+use crate::codec::VariantPath;
 
 /// The `try_variant_get` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct TryVariantGet {
     signature: Signature,
+    path: Option<VariantPath>,
 }
 
 impl Default for TryVariantGet {
     fn default() -> Self {
         TryVariantGet {
             signature: get_signature(),
+            path: None,
         }
     }
 }
@@ -60,7 +64,16 @@ impl ScalarUDFImpl for TryVariantGet {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_get("try_variant_get", false, args)
+        invoke_get("try_variant_get", false, self.path.as_ref(), args)
+    }
+
+    fn simplify(&self, args: Vec<Expr>, _info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        specialize(self.name(), args, &self.path, |path| {
+            ScalarUDF::from(TryVariantGet {
+                signature: get_signature(),
+                path: Some(path),
+            })
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

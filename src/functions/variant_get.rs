@@ -5,9 +5,11 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature, TypeSignature, Volatility,
+    ColumnarValue, Documentation, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 
 use super::common::{
@@ -20,18 +22,45 @@ use crate::codec::VariantPath;
 use crate::shredding::extract_shredded;
 use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
 
-/// The `variant_get` UDF.
+/// The `variant_get` UDF. `path` holds the literal path parsed at planning time (see
+/// [`specialize`]).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct VariantGet {
     signature: Signature,
+    path: Option<VariantPath>,
 }
 
 impl Default for VariantGet {
     fn default() -> Self {
         VariantGet {
             signature: get_signature(),
+            path: None,
         }
     }
+}
+
+/// At planning time (`simplify`), replaces a call whose path is a literal by a call to a UDF
+/// instance holding the parsed path, so execution never parses it.
+pub(crate) fn specialize(
+    function: &str,
+    args: Vec<Expr>,
+    parsed: &Option<VariantPath>,
+    make: impl FnOnce(VariantPath) -> ScalarUDF,
+) -> Result<ExprSimplifyResult> {
+    if parsed.is_some() {
+        return Ok(ExprSimplifyResult::Original(args));
+    }
+    let text = match args.get(1) {
+        Some(Expr::Literal(value, _)) => value.try_as_str().flatten(),
+        _ => None,
+    };
+    let Some(text) = text else {
+        return Ok(ExprSimplifyResult::Original(args));
+    };
+    let path = parse_path(function, text)?;
+    Ok(ExprSimplifyResult::Simplified(Expr::ScalarFunction(
+        ScalarFunction::new_udf(Arc::new(make(path)), args),
+    )))
 }
 
 /// `(variant, path)` or `(variant, path, type)`.
@@ -112,6 +141,7 @@ pub(crate) fn get_return_field(function: &str, args: &ReturnFieldArgs) -> Result
 pub(crate) fn invoke_get(
     function: &'static str,
     strict: bool,
+    preparsed: Option<&VariantPath>,
     args: ScalarFunctionArgs,
 ) -> Result<ColumnarValue> {
     let opts = CastOptions {
@@ -134,7 +164,10 @@ pub(crate) fn invoke_get(
     if let (ColumnarValue::Scalar(p), Some(s)) = (&path, variant.as_struct_opt())
         && let Some(Some(text)) = p.try_as_str()
         && s.column_by_name("typed_value").is_some()
-        && let Some(found) = extract_shredded(s, &parse_path(function, text)?, &return_type)
+        && let Some(found) = match preparsed {
+            Some(path) => extract_shredded(s, path, &return_type),
+            None => extract_shredded(s, &parse_path(function, text)?, &return_type),
+        }
     {
         return Ok(if all_scalar {
             ColumnarValue::Scalar(single_row_scalar(&found)?)
@@ -163,6 +196,7 @@ pub(crate) fn invoke_get(
     match path {
         ColumnarValue::Scalar(s) => {
             let path = match s.try_as_str() {
+                Some(Some(_)) if preparsed.is_some() => preparsed.cloned(),
                 Some(Some(text)) => Some(parse_path(function, text)?),
                 Some(None) => None,
                 None if s.is_null() => None,
@@ -213,7 +247,16 @@ impl ScalarUDFImpl for VariantGet {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_get("variant_get", true, args)
+        invoke_get("variant_get", true, self.path.as_ref(), args)
+    }
+
+    fn simplify(&self, args: Vec<Expr>, _info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        specialize(self.name(), args, &self.path, |path| {
+            ScalarUDF::from(VariantGet {
+                signature: get_signature(),
+                path: Some(path),
+            })
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {
@@ -226,4 +269,41 @@ pub fn variant_get_udf() -> Arc<ScalarUDF> {
     static UDF: LazyLock<Arc<ScalarUDF>> =
         LazyLock::new(|| Arc::new(ScalarUDF::from(VariantGet::default())));
     Arc::clone(&UDF)
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+
+    use super::*;
+
+    /// The literal path of a query is parsed once, when the plan is optimized.
+    #[tokio::test]
+    async fn literal_paths_are_parsed_at_planning() {
+        let ctx = crate::session_context();
+        ctx.sql("CREATE TABLE t AS SELECT parse_json('{\"a\": [1]}') AS v")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let df = ctx
+            .sql("SELECT variant_get(v, '$.a[0]', 'int') FROM t")
+            .await
+            .unwrap();
+        let plan = df.into_optimized_plan().unwrap();
+        let mut paths = Vec::new();
+        plan.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::ScalarFunction(f) = e
+                    && let Some(get) = f.func.inner().downcast_ref::<VariantGet>()
+                {
+                    paths.push(get.path.clone());
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+        .unwrap();
+        assert_eq!(paths, vec![Some(VariantPath::parse("$.a[0]").unwrap())]);
+    }
 }
