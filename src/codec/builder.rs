@@ -98,8 +98,9 @@ enum Frame {
 ///
 /// Object fields are sorted by key when the object ends (duplicates are an error); at `finish` the
 /// dictionary is sorted and field ids are rewritten in place, so the output always has a sorted,
-/// unique dictionary and every offset, id and count uses the smallest width.
-#[derive(Debug, Default)]
+/// unique dictionary; offsets and counts use the smallest width, field ids the smallest width
+/// for the row's dictionary.
+#[derive(Debug)]
 pub struct VariantBuilder {
     value: Vec<u8>,
     metadata: Vec<u8>,
@@ -119,10 +120,28 @@ pub struct VariantBuilder {
     header: Vec<u8>,
 }
 
+impl Default for VariantBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl VariantBuilder {
     /// A new, empty builder.
     pub fn new() -> Self {
-        let mut b = Self::default();
+        let mut b = VariantBuilder {
+            value: Vec::new(),
+            metadata: Vec::new(),
+            dict: KeyDictionary::default(),
+            stack: Vec::new(),
+            fields: Vec::new(),
+            elements: Vec::new(),
+            pending_key: None,
+            min_id_width: 4,
+            order: Vec::new(),
+            remap: Vec::new(),
+            header: Vec::new(),
+        };
         b.reset();
         b
     }
