@@ -14,6 +14,7 @@ pub mod cli;
 pub mod codec;
 pub mod display;
 pub mod functions;
+pub mod parquet;
 mod register;
 mod shredding;
 pub mod sql;

@@ -10,10 +10,12 @@ use datafusion::prelude::SessionContext;
 
 use crate::display::variant_extension_registration;
 use crate::functions::{aggregate_functions, scalar_functions};
+use crate::parquet::VariantParquetFormatFactory;
 use crate::sql::{ColonPathPlanner, VariantCastRewrite, VariantTypePlanner};
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
-/// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`) and JSON display of variants.
+/// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`), JSON display of variants, and the `parquet` file
+/// format reading variant columns as variants ([`crate::parquet`]).
 ///
 /// The `VARIANT` type name needs a type planner, which DataFusion 55 only accepts when the
 /// session state is built: use [`register_all_with_state`] (or [`session_context`]) for it.
@@ -28,6 +30,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     let mut state = state.write();
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
+    state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
     state
         .extension_type_registry()
         .add_extension_type_registration(variant_extension_registration())?;
@@ -57,6 +60,11 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .analyzer()
         .get_or_insert_with(Analyzer::new)
         .add_function_rewrite(Arc::new(VariantCastRewrite));
+    // first wins when the state is built, so this replaces DataFusion's `parquet` format
+    builder
+        .file_formats()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(VariantParquetFormatFactory::new()));
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
     builder

@@ -1,0 +1,310 @@
+//! [`VariantParquetFormat`]: DataFusion's `ParquetFormat` that keeps variant columns variants, and
+//! its [`VariantParquetFormatFactory`] (file extension `parquet`).
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
+use datafusion::common::config::TableParquetOptions;
+use datafusion::common::{GetExt, Result, Statistics, internal_err};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::parquet::{ParquetFormat, ParquetFormatFactory};
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory, FileMeta};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::object_store::{ObjectMeta, ObjectStore};
+use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_expr_common::sort_expr::LexRequirement;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::variant_columns::{VariantColumns, collect_variant_columns, with_variant_extension};
+
+/// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
+///
+/// It wraps DataFusion's [`ParquetFormat`] and delegates everything to it; after schema inference
+/// it puts the variant extension back on every top-level column that a file marks as a variant
+/// (a `VARIANT`-annotated group, or a group Spark's schema metadata calls `"variant"`), whatever
+/// the `skip_metadata` option says. The extension then travels with the table schema into scans
+/// (their output batches carry it) and into `COPY`/`INSERT` (the parquet writer annotates such
+/// fields `VARIANT`).
+///
+/// [`Self::with_expr_adapter_factory`] is the per-file hook for rewriting scan expressions, e.g.
+/// reading `v.typed_value.a.typed_value` instead of `variant_get(v, '$.a')` where a file is
+/// shredded.
+#[derive(Debug, Default)]
+pub struct VariantParquetFormat {
+    inner: ParquetFormat,
+    expr_adapter_factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+}
+
+impl VariantParquetFormat {
+    /// A format with DataFusion's default Parquet options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Wraps `inner`, keeping its options.
+    pub fn from_parquet_format(inner: ParquetFormat) -> Self {
+        Self {
+            inner,
+            expr_adapter_factory: None,
+        }
+    }
+
+    /// Sets the Parquet options (as `ParquetFormat::with_options`).
+    pub fn with_options(mut self, options: TableParquetOptions) -> Self {
+        self.inner = self.inner.with_options(options);
+        self
+    }
+
+    /// The Parquet options in use.
+    pub fn options(&self) -> &TableParquetOptions {
+        self.inner.options()
+    }
+
+    /// The wrapped DataFusion format.
+    pub fn inner(&self) -> &ParquetFormat {
+        &self.inner
+    }
+
+    /// Installs `factory` on every scan this format plans whose configuration has no expression
+    /// adapter yet (one set through `ListingTableConfig::with_expr_adapter_factory` wins). The
+    /// factory sees each file's physical schema, so it can rewrite variant extraction into reads
+    /// of that file's `typed_value` columns: DataFusion moves `variant_get(v, ..)` calls into the
+    /// scan's projection, which the adapter rewrites per file.
+    ///
+    /// DataFusion 55's Parquet opener creates the adapter for a file only when the scan has a
+    /// predicate or the file's schema differs from the table's (`None` keeps DataFusion's
+    /// default adapter).
+    pub fn with_expr_adapter_factory(
+        mut self,
+        factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    ) -> Self {
+        self.expr_adapter_factory = factory;
+        self
+    }
+
+    /// The expression adapter factory installed on scans, if any.
+    pub fn expr_adapter_factory(&self) -> Option<&Arc<dyn PhysicalExprAdapterFactory>> {
+        self.expr_adapter_factory.as_ref()
+    }
+
+    /// The variant columns of `objects`, read from their Arrow schemas *with* metadata.
+    ///
+    /// One merged inference covers the usual case; when the files' metadata do not merge (the
+    /// reason DataFusion skips metadata by default), each file is inferred alone. Footers come
+    /// from DataFusion's file metadata cache, filled by the inference just before, and
+    /// encryption options apply as for the main inference.
+    async fn variant_columns(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<VariantColumns> {
+        let with_metadata = ParquetFormat::default()
+            .with_options(self.inner.options().clone())
+            .with_skip_metadata(false)
+            .with_binary_as_string(false)
+            .with_force_view_types(false);
+        let mut columns = VariantColumns::new();
+        match with_metadata.infer_schema(state, store, objects).await {
+            Ok(schema) => collect_variant_columns(&schema, &mut columns),
+            Err(_) => {
+                for object in objects {
+                    let schema = with_metadata
+                        .infer_schema(state, store, std::slice::from_ref(object))
+                        .await?;
+                    collect_variant_columns(&schema, &mut columns);
+                }
+            }
+        }
+        Ok(columns)
+    }
+}
+
+#[async_trait]
+impl FileFormat for VariantParquetFormat {
+    fn get_ext(&self) -> String {
+        self.inner.get_ext()
+    }
+
+    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
+        self.inner.get_ext_with_compression(compression)
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        self.inner.compression_type()
+    }
+
+    async fn infer_schema(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        let schema = self.inner.infer_schema(state, store, objects).await?;
+        let columns = if self.inner.skip_metadata() {
+            self.variant_columns(state, store, objects).await?
+        } else {
+            // the inferred schema already has the fields' and the files' metadata
+            let mut columns = VariantColumns::new();
+            collect_variant_columns(&schema, &mut columns);
+            columns
+        };
+        Ok(with_variant_extension(&schema, &columns))
+    }
+
+    async fn infer_stats(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
+        self.inner
+            .infer_stats(state, store, table_schema, object)
+            .await
+    }
+
+    async fn infer_ordering(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Option<LexOrdering>> {
+        self.inner
+            .infer_ordering(state, store, table_schema, object)
+            .await
+    }
+
+    async fn infer_stats_and_ordering(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<FileMeta> {
+        self.inner
+            .infer_stats_and_ordering(state, store, table_schema, object)
+            .await
+    }
+
+    async fn create_physical_plan(
+        &self,
+        state: &dyn Session,
+        mut conf: FileScanConfig,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if conf.expr_adapter_factory.is_none() {
+            conf.expr_adapter_factory = self.expr_adapter_factory.clone();
+        }
+        self.inner.create_physical_plan(state, conf).await
+    }
+
+    async fn create_writer_physical_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        state: &dyn Session,
+        conf: FileSinkConfig,
+        order_requirements: Option<LexRequirement>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.inner
+            .create_writer_physical_plan(input, state, conf, order_requirements)
+            .await
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        self.inner.file_source(table_schema)
+    }
+}
+
+/// Creates [`VariantParquetFormat`]s for the `parquet` file type: registered by
+/// [`register_all`](crate::register_all), it is what `CREATE EXTERNAL TABLE .. STORED AS
+/// PARQUET`, `SELECT .. FROM 'file.parquet'` (with URL tables enabled) and `COPY .. STORED AS
+/// PARQUET` use. Options (session defaults, `OPTIONS (..)`) are resolved exactly as by
+/// DataFusion's `ParquetFormatFactory`.
+pub struct VariantParquetFormatFactory {
+    inner: ParquetFormatFactory,
+    expr_adapter_factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+}
+
+impl VariantParquetFormatFactory {
+    /// A factory taking its options from the session (like `ParquetFormatFactory::new`).
+    pub fn new() -> Self {
+        Self {
+            inner: ParquetFormatFactory::new(),
+            expr_adapter_factory: None,
+        }
+    }
+
+    /// A factory with fixed default options, overridden by per-statement options (like
+    /// `ParquetFormatFactory::new_with_options`).
+    pub fn new_with_options(options: TableParquetOptions) -> Self {
+        Self {
+            inner: ParquetFormatFactory::new_with_options(options),
+            expr_adapter_factory: None,
+        }
+    }
+
+    /// Gives every format this factory creates `factory` as its expression adapter (see
+    /// [`VariantParquetFormat::with_expr_adapter_factory`]).
+    pub fn with_expr_adapter_factory(
+        mut self,
+        factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    ) -> Self {
+        self.expr_adapter_factory = factory;
+        self
+    }
+
+    fn wrap(&self, format: Arc<dyn FileFormat>) -> Result<Arc<dyn FileFormat>> {
+        let Some(parquet) = format.downcast_ref::<ParquetFormat>() else {
+            return internal_err!("ParquetFormatFactory did not create a ParquetFormat");
+        };
+        let inner = ParquetFormat::default().with_options(parquet.options().clone());
+        Ok(Arc::new(
+            VariantParquetFormat::from_parquet_format(inner)
+                .with_expr_adapter_factory(self.expr_adapter_factory.clone()),
+        ))
+    }
+}
+
+impl Default for VariantParquetFormatFactory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FileFormatFactory for VariantParquetFormatFactory {
+    fn create(
+        &self,
+        state: &dyn Session,
+        format_options: &HashMap<String, String>,
+    ) -> Result<Arc<dyn FileFormat>> {
+        self.wrap(self.inner.create(state, format_options)?)
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(
+            VariantParquetFormat::new()
+                .with_expr_adapter_factory(self.expr_adapter_factory.clone()),
+        )
+    }
+}
+
+impl GetExt for VariantParquetFormatFactory {
+    fn get_ext(&self) -> String {
+        self.inner.get_ext()
+    }
+}
+
+impl fmt::Debug for VariantParquetFormatFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VariantParquetFormatFactory")
+            .field("options", &self.inner.options)
+            .field("expr_adapter_factory", &self.expr_adapter_factory)
+            .finish()
+    }
+}
