@@ -490,3 +490,37 @@ impl<'a> ArrayView<'a> {
         (0..self.layout.num).map(move |i| self.element(i))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An object of 20 fields whose ids are in descending key order (as DuckDB may write):
+    /// the binary search misses, and the lookup falls back to a linear scan.
+    #[test]
+    fn lookup_in_a_large_unsorted_object() {
+        let keys: Vec<String> = (0..20).rev().map(|i| format!("k{i:02}")).collect();
+        let mut metadata = vec![0x01, 20, 0];
+        for i in 1..=20u8 {
+            metadata.push(i * 3);
+        }
+        metadata.extend(keys.iter().flat_map(|k| k.bytes()));
+        let mut value = vec![0x02, 20];
+        value.extend(0..20u8); // field ids in dictionary order: k19, k18, ..., k00
+        value.extend((0..=20u8).map(|i| i * 2)); // offsets
+        for id in 0..20u8 {
+            value.extend([primitive::INT8 << 2, 19 - id]); // "kNN" holds NN
+        }
+        crate::codec::validate(&metadata, &value).unwrap();
+        let Value::Object(obj) = Variant::try_new(&metadata, &value).unwrap().get().unwrap() else {
+            panic!("an object");
+        };
+        assert!(!obj.is_sorted().unwrap());
+        for n in [0, 5, 13, 19] {
+            let found = obj.get(&format!("k{n:02}")).unwrap().unwrap();
+            assert!(matches!(found.get().unwrap(), Value::Int8(v) if v == n));
+        }
+        assert!(obj.get("k20").unwrap().is_none());
+        assert!(obj.get("").unwrap().is_none());
+    }
+}
