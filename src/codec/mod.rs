@@ -7,6 +7,25 @@
 //! - [`JsonParser`]: a streaming JSON parser that writes Variant directly (Spark's number rules).
 //! - [`write_json`]: Variant to JSON text with Spark's formatting.
 //! - [`format`]: the scalar formatting rules (Java doubles, decimals, dates, timestamps, escapes).
+//!
+//! ```
+//! use datafusion_parquet_variant::codec::{
+//!     JsonParser, SessionTimeZone, Value, Variant, VariantBuilder, validate, write_json,
+//! };
+//!
+//! let mut builder = VariantBuilder::new();
+//! JsonParser::new().parse(r#"{"b": 1.50, "a": [true, 1e10]}"#, &mut builder)?;
+//! validate(builder.metadata(), builder.value())?;
+//!
+//! let v = Variant::try_new(builder.metadata(), builder.value())?;
+//! let Value::Object(obj) = v.get()? else { unreachable!() };
+//! assert!(matches!(obj.get("b")?.unwrap().get()?, Value::Decimal4(150, 2)));
+//!
+//! let mut json = Vec::new();
+//! write_json(&mut json, v, &SessionTimeZone::utc())?;
+//! assert_eq!(json, br#"{"a":[true,1.0E10],"b":1.5}"#);
+//! # Ok::<(), datafusion_parquet_variant::codec::VariantError>(())
+//! ```
 
 mod builder;
 mod bytes;
