@@ -5,7 +5,7 @@ use super::format::{
     write_json_string, write_time_micros, write_timestamp, write_uuid,
 };
 use super::validate::DEFAULT_MAX_DEPTH;
-use super::value::{Value, Variant};
+use super::value::{ArrayView, ObjectView, Value, Variant};
 
 /// Appends the JSON text of `v` to `out`: keys in stored order, no whitespace, decimals without
 /// trailing zeros, doubles as Java prints them, NaN/Infinity quoted, binary as padded base64,
@@ -16,7 +16,6 @@ pub fn write_json(out: &mut Vec<u8>, v: Variant<'_>, tz: &SessionTimeZone) -> Re
     write_value(out, v, tz, 0)
 }
 
-#[recursive::recursive]
 fn write_value(
     out: &mut Vec<u8>,
     v: Variant<'_>,
@@ -65,35 +64,54 @@ fn write_value(
         Value::TimestampNtzNanos(t) => quoted(out, |o| write_timestamp(o, t, 1_000_000_000, None)),
         Value::Time(t) => quoted(out, |o| write_time_micros(o, t)),
         Value::Uuid(u) => quoted(out, |o| write_uuid(o, &u)),
-        Value::Object(obj) => {
-            if depth >= DEFAULT_MAX_DEPTH {
-                return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
-            }
-            out.push(b'{');
-            for i in 0..obj.len() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_json_string(out, obj.key(i)?);
-                out.push(b':');
-                write_value(out, obj.value(i)?, tz, depth + 1)?;
-            }
-            out.push(b'}');
-        }
-        Value::Array(arr) => {
-            if depth >= DEFAULT_MAX_DEPTH {
-                return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
-            }
-            out.push(b'[');
-            for (i, e) in arr.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, e?, tz, depth + 1)?;
-            }
-            out.push(b']');
-        }
+        Value::Object(obj) => write_object(out, obj, tz, depth)?,
+        Value::Array(arr) => write_array(out, arr, tz, depth)?,
     }
+    Ok(())
+}
+
+/// Containers are where the recursion happens: only they grow the stack when it runs low.
+#[recursive::recursive]
+fn write_object(
+    out: &mut Vec<u8>,
+    obj: ObjectView<'_>,
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> Result<()> {
+    if depth >= DEFAULT_MAX_DEPTH {
+        return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
+    }
+    out.push(b'{');
+    for i in 0..obj.len() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_string(out, obj.key(i)?);
+        out.push(b':');
+        write_value(out, obj.value(i)?, tz, depth + 1)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+#[recursive::recursive]
+fn write_array(
+    out: &mut Vec<u8>,
+    arr: ArrayView<'_>,
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> Result<()> {
+    if depth >= DEFAULT_MAX_DEPTH {
+        return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
+    }
+    out.push(b'[');
+    for (i, e) in arr.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_value(out, e?, tz, depth + 1)?;
+    }
+    out.push(b']');
     Ok(())
 }
 

@@ -126,6 +126,66 @@ impl VariantPath {
     }
 }
 
+/// Follows one path over many rows. When the metadata is sorted (its keys unique), each key is
+/// resolved to its dictionary id once per distinct metadata: consecutive rows with byte-identical
+/// metadata (the common case) reuse the ids, and objects are searched by id, not by string.
+#[derive(Debug)]
+pub struct PathNavigator<'p> {
+    path: &'p VariantPath,
+    metadata: Vec<u8>,
+    ids: Vec<Option<usize>>,
+    cached: bool,
+}
+
+impl<'p> PathNavigator<'p> {
+    /// A navigator for `path`.
+    pub fn new(path: &'p VariantPath) -> Self {
+        PathNavigator {
+            path,
+            metadata: Vec::new(),
+            ids: Vec::with_capacity(path.segments.len()),
+            cached: false,
+        }
+    }
+
+    /// Like [`VariantPath::navigate`].
+    pub fn navigate<'a>(&mut self, v: Variant<'a>) -> CodecResult<Option<Variant<'a>>> {
+        let metadata = v.metadata();
+        if !metadata.is_sorted() {
+            return self.path.navigate(v);
+        }
+        if !self.cached || self.metadata != metadata.bytes() {
+            self.metadata.clear();
+            self.metadata.extend_from_slice(metadata.bytes());
+            self.ids.clear();
+            for segment in &self.path.segments {
+                self.ids.push(match segment {
+                    PathSegment::Key(k) => metadata.find(k)?,
+                    PathSegment::Index(_) => None,
+                });
+            }
+            self.cached = true;
+        }
+        let mut current = v;
+        for (segment, id) in self.path.segments.iter().zip(&self.ids) {
+            let next = match (segment, current.get()?) {
+                // A key missing from the dictionary is in no object.
+                (PathSegment::Key(_), Value::Object(obj)) => match id {
+                    Some(id) => obj.get_by_id(*id)?,
+                    None => None,
+                },
+                (PathSegment::Index(i), Value::Array(arr)) => arr.get(*i as usize)?,
+                _ => None,
+            };
+            match next {
+                Some(n) => current = n,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(current))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::PathSegment::{Index, Key};
@@ -208,6 +268,40 @@ mod tests {
                 VariantPath::parse(path).is_err(),
                 "{path:?} should be invalid"
             );
+        }
+    }
+
+    /// The navigator (dictionary ids cached across rows) finds what `navigate` finds, on rows
+    /// with shared and with changing metadata.
+    #[test]
+    fn navigator_matches_navigate() {
+        use crate::codec::{JsonParser, VariantBuilder};
+        let docs = [
+            r#"{"a": {"b": [1, 2]}, "c": 3}"#,
+            r#"{"a": {"b": [4, 5]}, "c": 6}"#,
+            r#"{"c": {"a": 1}}"#,
+            r#"{"a": 1}"#,
+            r#"[{"a": {"b": [7]}}]"#,
+            r#"{"a": {"b": [8, 9]}, "c": 6}"#,
+        ];
+        let paths = ["$.a.b[1]", "$.c", "$.a", "$[0].a.b[0]", "$.nope", "$"];
+        let encoded: Vec<_> = docs
+            .iter()
+            .map(|d| {
+                let mut b = VariantBuilder::new();
+                JsonParser::new().parse(d, &mut b).unwrap();
+                (b.metadata().to_vec(), b.value().to_vec())
+            })
+            .collect();
+        for p in paths {
+            let path = VariantPath::parse(p).unwrap();
+            let mut nav = PathNavigator::new(&path);
+            for (m, v) in &encoded {
+                let v = Variant::try_new(m, v).unwrap();
+                let a = path.navigate(v).unwrap().map(|x| x.value_bytes().as_ptr());
+                let b = nav.navigate(v).unwrap().map(|x| x.value_bytes().as_ptr());
+                assert_eq!(a, b, "{p}");
+            }
         }
     }
 

@@ -415,6 +415,27 @@ impl<'a> ObjectView<'a> {
         }
     }
 
+    /// The value of the field with dictionary id `id`: a binary search over the field ids (sorted
+    /// when the metadata is), falling back to a scan for objects whose fields are not sorted.
+    pub fn get_by_id(&self, id: usize) -> Result<Option<Variant<'a>>> {
+        let n = self.layout.num;
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.field_id(mid)?.cmp(&id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.value(mid).map(Some),
+            }
+        }
+        for i in 0..n {
+            if self.field_id(i)? == id {
+                return self.value(i).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
     fn linear_find(&self, target: &[u8]) -> Result<Option<Variant<'a>>> {
         for i in 0..self.layout.num {
             if self.metadata.key_bytes(self.field_id(i)?)? == target {

@@ -18,7 +18,7 @@ use super::common::{
 };
 use crate::cast::target_type::parse_target_type;
 use crate::cast::{CastOptions, TypedBuilder};
-use crate::codec::VariantPath;
+use crate::codec::{PathNavigator, Variant, VariantPath};
 use crate::shredding::extract_shredded;
 use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
 
@@ -178,12 +178,8 @@ pub(crate) fn invoke_get(
     let column = VariantColumn::try_new(&variant)?;
     let variants = column.rows()?;
     let mut out = TypedBuilder::try_new(&return_type, rows)?;
-    let mut extract = |i: usize, path: Option<&VariantPath>| -> Result<()> {
-        let (Some(path), Some(v)) = (path, variants.get(i)?) else {
-            out.append_null();
-            return Ok(());
-        };
-        match path.navigate(v).map_err(|e| codec_error(function, e))? {
+    let mut emit = |found: Option<Variant<'_>>| -> Result<()> {
+        match found {
             Some(found) => {
                 if !out.append(found, &opts)? {
                     out.append_null();
@@ -195,15 +191,27 @@ pub(crate) fn invoke_get(
     };
     match path {
         ColumnarValue::Scalar(s) => {
+            let parsed;
             let path = match s.try_as_str() {
-                Some(Some(_)) if preparsed.is_some() => preparsed.cloned(),
-                Some(Some(text)) => Some(parse_path(function, text)?),
+                Some(Some(_)) if preparsed.is_some() => preparsed,
+                Some(Some(text)) => {
+                    parsed = parse_path(function, text)?;
+                    Some(&parsed)
+                }
                 Some(None) => None,
                 None if s.is_null() => None,
                 None => return exec_err!("{function} expects a string path"),
             };
+            // One navigator for the batch: dictionary ids are resolved once per metadata.
+            let mut navigator = path.map(PathNavigator::new);
             for i in 0..rows {
-                extract(i, path.as_ref())?;
+                let found = match (&mut navigator, variants.get(i)?) {
+                    (Some(nav), Some(v)) => {
+                        nav.navigate(v).map_err(|e| codec_error(function, e))?
+                    }
+                    _ => None,
+                };
+                emit(found)?;
             }
         }
         ColumnarValue::Array(mut paths) => {
@@ -211,8 +219,13 @@ pub(crate) fn invoke_get(
                 paths = cast(&paths, value)?;
             }
             for_each_string(function, &paths, |i, text| {
-                let path = text.map(|t| parse_path(function, t)).transpose()?;
-                extract(i, path.as_ref())
+                let found = match (text, variants.get(i)?) {
+                    (Some(text), Some(v)) => parse_path(function, text)?
+                        .navigate(v)
+                        .map_err(|e| codec_error(function, e))?,
+                    _ => None,
+                };
+                emit(found)
             })?;
         }
     }
