@@ -96,9 +96,9 @@ enum Frame {
 /// Builds one variant at a time (call [`VariantBuilder::finish`] after each top-level value, then
 /// read [`VariantBuilder::metadata`] and [`VariantBuilder::value`]). Buffers are reused across rows.
 ///
-/// Object fields are sorted by key when the object ends (duplicates are an error); at `finish` the
-/// dictionary is sorted and field ids are rewritten in place, so the output always has a sorted,
-/// unique dictionary; offsets and counts use the smallest width, field ids the smallest width
+/// At `finish` the dictionary is sorted, field ids are rewritten in place and every object's fields
+/// are put in key order by sorting integer ids (duplicate keys are an error then), so the output
+/// always has a sorted, unique dictionary; offsets and counts use the smallest width, field ids the smallest width
 /// for the row's dictionary.
 #[derive(Debug)]
 pub struct VariantBuilder {
@@ -114,9 +114,13 @@ pub struct VariantBuilder {
     pending_key: Option<u32>,
     /// Id width of the smallest object header written so far (for the in-place id rewrite).
     min_id_width: usize,
+    /// True when some object's fields were not written in ascending id order.
+    objects_unordered: bool,
     /// Scratch for sorting and remapping.
     order: Vec<u32>,
     remap: Vec<u32>,
+    positions: Vec<usize>,
+    pairs: Vec<(u32, u32)>,
     header: Vec<u8>,
 }
 
@@ -138,8 +142,11 @@ impl VariantBuilder {
             elements: Vec::new(),
             pending_key: None,
             min_id_width: 4,
+            objects_unordered: false,
             order: Vec::new(),
             remap: Vec::new(),
+            positions: Vec::new(),
+            pairs: Vec::new(),
             header: Vec::new(),
         };
         b.reset();
@@ -156,6 +163,7 @@ impl VariantBuilder {
         self.elements.clear();
         self.pending_key = None;
         self.min_id_width = 4;
+        self.objects_unordered = false;
     }
 
     /// Current nesting depth (open objects and arrays).
@@ -355,8 +363,8 @@ impl VariantBuilder {
         });
     }
 
-    /// Ends the current object: sorts its fields by key and writes its header. Duplicate keys
-    /// are an error (the builder must then be reset).
+    /// Ends the current object and writes its header (fields are put in key order, and
+    /// duplicate keys reported, by [`VariantBuilder::finish`]).
     pub fn end_object(&mut self) -> Result<()> {
         let Some(Frame::Object {
             start,
@@ -365,27 +373,11 @@ impl VariantBuilder {
         else {
             panic!("end_object without begin_object");
         };
-        let dict = &self.dict;
-        let fields = &mut self.fields[fields_start..];
-        if fields.len() > 1 {
-            if fields.len() <= 8 {
-                // insertion sort: objects are usually small
-                for i in 1..fields.len() {
-                    let mut j = i;
-                    while j > 0
-                        && dict.key(fields[j - 1].0 as usize) > dict.key(fields[j].0 as usize)
-                    {
-                        fields.swap(j - 1, j);
-                        j -= 1;
-                    }
-                }
-            } else {
-                fields.sort_unstable_by(|a, b| dict.key(a.0 as usize).cmp(dict.key(b.0 as usize)));
-            }
-            if let Some(w) = fields.windows(2).find(|w| w[0].0 == w[1].0) {
-                let key = String::from_utf8_lossy(dict.key(w[0].0 as usize)).into_owned();
-                return Err(VariantError::DuplicateKey(key));
-            }
+        // Fields are written in insertion order; `finish` sorts them by (sorted) dictionary id,
+        // comparing integers instead of strings, and rejects duplicate keys.
+        let fields = &self.fields[fields_start..];
+        if fields.windows(2).any(|w| w[0].0 >= w[1].0) {
+            self.objects_unordered = true;
         }
         let n = fields.len();
         let data_size = self.value.len() - start;
@@ -445,8 +437,8 @@ impl VariantBuilder {
     pub fn finish(&mut self) -> Result<()> {
         debug_assert!(self.stack.is_empty(), "finish with open containers");
         let n = self.dict.len();
-        let needs_sort = (1..n).any(|i| self.dict.key(i - 1) >= self.dict.key(i));
-        if needs_sort {
+        let dict_unsorted = (1..n).any(|i| self.dict.key(i - 1) >= self.dict.key(i));
+        if dict_unsorted {
             let dict = &self.dict;
             self.order.clear();
             self.order.extend(0..n as u32);
@@ -462,10 +454,72 @@ impl VariantBuilder {
                 // re-encode the whole value with the sorted dictionary.
                 self.reencode_sorted()?;
             } else {
-                rewrite_ids(&mut self.value, 0, &self.remap)?;
+                self.sort_objects(true)?;
+            }
+        } else if self.objects_unordered {
+            self.sort_objects(false)?;
+        }
+        self.write_metadata(dict_unsorted);
+        Ok(())
+    }
+
+    /// Walks the value (iteratively) and, in every object, maps field ids through `remap` (when
+    /// `remapped`) and sorts the fields by id, which is key order for a sorted dictionary.
+    /// Equal ids are duplicate keys.
+    fn sort_objects(&mut self, remapped: bool) -> Result<()> {
+        let value = &mut self.value;
+        let positions = &mut self.positions;
+        let pairs = &mut self.pairs;
+        positions.clear();
+        positions.push(0);
+        while let Some(pos) = positions.pop() {
+            let header = value[pos];
+            let basic = header & 0x03;
+            if basic != basic_type::OBJECT && basic != basic_type::ARRAY {
+                continue;
+            }
+            let is_object = basic == basic_type::OBJECT;
+            let layout = ContainerLayout::read(&value[pos..], is_object)?;
+            if !is_object {
+                for i in 0..layout.num {
+                    positions.push(pos + layout.data_start + layout.offset(&value[pos..], i)?);
+                }
+                continue;
+            }
+            pairs.clear();
+            for i in 0..layout.num {
+                let id = layout.field_id(&value[pos..], i)?;
+                let id = if remapped { self.remap[id] } else { id as u32 };
+                pairs.push((id, layout.offset(&value[pos..], i)? as u32));
+            }
+            if pairs.windows(2).any(|w| w[0].0 >= w[1].0) {
+                pairs.sort_unstable_by_key(|p| p.0);
+                if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+                    let old = if remapped {
+                        self.order[w[0].0 as usize]
+                    } else {
+                        w[0].0
+                    };
+                    let key = String::from_utf8_lossy(self.dict.key(old as usize)).into_owned();
+                    return Err(VariantError::DuplicateKey(key));
+                }
+            }
+            for (i, &(id, offset)) in pairs.iter().enumerate() {
+                put_uint(
+                    value,
+                    pos + layout.ids_start + i * layout.id_size,
+                    id,
+                    layout.id_size,
+                );
+                put_uint(
+                    value,
+                    pos + layout.offsets_start + i * layout.offset_size,
+                    offset,
+                    layout.offset_size,
+                );
+                positions.push(pos + layout.data_start + offset as usize);
             }
         }
-        self.write_metadata(needs_sort);
         Ok(())
     }
 
@@ -507,7 +561,8 @@ impl VariantBuilder {
         self.write_metadata(false);
         let current = Variant::try_new(&self.metadata, &self.value)?;
         sorted.append_variant(current)?;
-        sorted.min_id_width = 4;
+        // Its dictionary is seeded in sorted order: this only sorts the objects' fields.
+        sorted.finish()?;
         std::mem::swap(&mut self.value, &mut sorted.value);
         Ok(())
     }
@@ -570,30 +625,4 @@ pub(crate) fn decimal_digits(v: i128) -> u32 {
         d += 1;
     }
     d
-}
-
-/// Rewrites every object field id in the value at `value[pos..]` through `remap`, in place.
-#[recursive::recursive]
-fn rewrite_ids(value: &mut [u8], pos: usize, remap: &[u32]) -> Result<()> {
-    let header = value[pos];
-    let basic = header & 0x03;
-    if basic != basic_type::OBJECT && basic != basic_type::ARRAY {
-        return Ok(());
-    }
-    let is_object = basic == basic_type::OBJECT;
-    let layout = ContainerLayout::read(&value[pos..], is_object)?;
-    for i in 0..layout.num {
-        if is_object {
-            let old = layout.field_id(&value[pos..], i)?;
-            put_uint(
-                value,
-                pos + layout.ids_start + i * layout.id_size,
-                remap[old],
-                layout.id_size,
-            );
-        }
-        let child = pos + layout.data_start + layout.offset(&value[pos..], i)?;
-        rewrite_ids(value, child, remap)?;
-    }
-    Ok(())
 }
