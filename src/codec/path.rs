@@ -110,19 +110,7 @@ impl VariantPath {
     /// Follows the path from `v`; `Ok(None)` when a key is absent, an index is out of range, or a
     /// segment meets a value of the wrong kind (key on a non-object, index on a non-array).
     pub fn navigate<'a>(&self, v: Variant<'a>) -> CodecResult<Option<Variant<'a>>> {
-        let mut current = v;
-        for segment in &self.segments {
-            let next = match (segment, current.get()?) {
-                (PathSegment::Key(k), Value::Object(obj)) => obj.get(k)?,
-                (PathSegment::Index(i), Value::Array(arr)) => arr.get(*i as usize)?,
-                _ => None,
-            };
-            match next {
-                Some(n) => current = n,
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(current))
+        follow(v, self.segments.iter().map(|s| (s, None)))
     }
 }
 
@@ -166,24 +154,35 @@ impl<'p> PathNavigator<'p> {
             }
             self.cached = true;
         }
-        let mut current = v;
-        for (segment, id) in self.path.segments.iter().zip(&self.ids) {
-            let next = match (segment, current.get()?) {
-                // A key missing from the dictionary is in no object.
-                (PathSegment::Key(_), Value::Object(obj)) => match id {
-                    Some(id) => obj.get_by_id(*id)?,
-                    None => None,
-                },
-                (PathSegment::Index(i), Value::Array(arr)) => arr.get(*i as usize)?,
-                _ => None,
-            };
-            match next {
-                Some(n) => current = n,
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(current))
+        let ids = self.ids.iter().map(|id| Some(*id));
+        follow(v, self.path.segments.iter().zip(ids))
     }
+}
+
+/// Follows `steps` from `v`. A step is a segment and, for keys when the metadata is sorted, the
+/// key's dictionary id (`Some(None)`: the key is in no object of this metadata); `None` looks
+/// keys up by name.
+fn follow<'a, 's>(
+    v: Variant<'a>,
+    steps: impl Iterator<Item = (&'s PathSegment, Option<Option<usize>>)>,
+) -> CodecResult<Option<Variant<'a>>> {
+    let mut current = v;
+    for (segment, id) in steps {
+        let next = match (segment, current.get()?) {
+            (PathSegment::Key(k), Value::Object(obj)) => match id {
+                None => obj.get(k)?,
+                Some(Some(id)) => obj.get_by_id(id)?,
+                Some(None) => None,
+            },
+            (PathSegment::Index(i), Value::Array(arr)) => arr.get(*i as usize)?,
+            _ => None,
+        };
+        match next {
+            Some(n) => current = n,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(current))
 }
 
 #[cfg(test)]
