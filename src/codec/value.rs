@@ -76,6 +76,9 @@ pub(crate) struct ContainerLayout {
     pub offsets_start: usize,
     /// Position of the first child value.
     pub data_start: usize,
+    /// Position just past the last child value (from the last offset; may lie past the bytes
+    /// of a corrupt value, which `child` and `size` check).
+    pub data_end: usize,
 }
 
 impl ContainerLayout {
@@ -107,6 +110,7 @@ impl ContainerLayout {
                     value.len()
                 ))
             })?;
+        let last = read_uint(value, offsets_start + num * offset_size, offset_size)? as usize;
         Ok(ContainerLayout {
             num,
             id_size,
@@ -114,6 +118,7 @@ impl ContainerLayout {
             ids_start,
             offsets_start,
             data_start,
+            data_end: data_start + last,
         })
     }
 
@@ -136,7 +141,7 @@ impl ContainerLayout {
     /// The bytes from child `i`'s start to the end of the container's data.
     #[inline]
     pub(crate) fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8]> {
-        let end = self.data_start + self.offset(value, self.num)?;
+        let end = self.data_end;
         let start = self.data_start + self.offset(value, i)?;
         if start >= end || end > value.len() {
             return malformed(format!("offset of element {i} is out of bounds"));
@@ -146,8 +151,8 @@ impl ContainerLayout {
 
     /// Total size of the container value in bytes.
     #[inline]
-    pub(crate) fn size(&self, value: &[u8]) -> Result<usize> {
-        Ok(self.data_start + self.offset(value, self.num)?)
+    pub(crate) fn size(&self) -> usize {
+        self.data_end
     }
 }
 
@@ -168,8 +173,8 @@ pub fn value_size(value: &[u8]) -> Result<usize> {
             }
         }
         basic_type::SHORT_STRING => 1 + (header >> 2) as usize,
-        basic_type::OBJECT => ContainerLayout::read(value, true)?.size(value)?,
-        _ => ContainerLayout::read(value, false)?.size(value)?,
+        basic_type::OBJECT => ContainerLayout::read(value, true)?.size(),
+        _ => ContainerLayout::read(value, false)?.size(),
     };
     if size > value.len() {
         return malformed(format!(
