@@ -1,5 +1,7 @@
-//! Stability of the JSON round trip: after one `parse_json` + `to_json`, another round must give the
-//! same text (`to_json(parse_json(j)) == j` for any `j` we produced ourselves).
+//! Stability of the JSON round trip. One round is not always stable, by Spark's rules: a double
+//! printed in plain notation (`3e3` -> `3000.0`) reads back as a decimal (`3000`). From the second
+//! round on the text must not change: `to_json(parse_json(j)) == j` for any `j` that is itself the
+//! output of a round.
 #![no_main]
 
 use datafusion_parquet_variant::codec::{
@@ -25,8 +27,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let second = round(&mut parser, &mut builder, &first).expect("our output re-parses");
+    let third = round(&mut parser, &mut builder, &second).expect("our output re-parses");
     assert_eq!(
-        first, second,
-        "to_json(parse_json(x)) is not stable on its own output"
+        second, third,
+        "to_json(parse_json(x)) is not stable on its own output (first round: {first})"
     );
 });
