@@ -3,11 +3,14 @@
 //! - [`target_type`]: type strings to Arrow types, and Spark's type names for messages.
 //! - [`to_arrow`]: [`TypedBuilder`], which appends variant values to an Arrow array of the target
 //!   type, casting each one.
+//! - [`from_arrow`]: [`ArrowToVariant`], the other way: SQL values of any Arrow type to variants.
 //! - `numeric`, `datetime`: the scalar conversion rules.
 
 mod datetime;
+pub mod from_arrow;
 mod numeric;
 pub mod target_type;
 pub mod to_arrow;
 
+pub use from_arrow::{ArrowToVariant, arrow_to_variant, check_convertible};
 pub use to_arrow::{CastOptions, TypedBuilder};

@@ -4,14 +4,19 @@ use std::sync::Arc;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 
 pub mod common;
+pub mod is_valid_variant;
 pub mod is_variant_null;
 pub mod parse_json;
 pub mod schema_of_variant;
 pub mod schema_of_variant_agg;
 pub mod to_json;
+pub mod to_variant;
+pub mod to_variant_object;
 pub mod try_parse_json;
 pub mod try_variant_get;
+pub mod variant_array_length;
 pub mod variant_get;
+pub mod variant_object_keys;
 
 /// Every scalar function of this crate.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
@@ -23,6 +28,11 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         variant_get::variant_get_udf(),
         try_variant_get::try_variant_get_udf(),
         schema_of_variant::schema_of_variant_udf(),
+        to_variant::to_variant_udf(),
+        to_variant_object::to_variant_object_udf(),
+        is_valid_variant::is_valid_variant_udf(),
+        variant_object_keys::variant_object_keys_udf(),
+        variant_array_length::variant_array_length_udf(),
     ]
 }
 

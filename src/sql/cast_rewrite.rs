@@ -1,7 +1,8 @@
 //! Casts of variants become typed extractions:
 //! - `CAST(v AS T)` / `v::T` -> `variant_get(v, '$', 'T')`, `TRY_CAST(v AS T)` -> `try_variant_get`;
 //! - `CAST(variant_get(v, p) AS T)` (also `v:p::T`) -> `variant_get(v, p, 'T')`, with no
-//!   intermediate variant.
+//!   intermediate variant;
+//! - `CAST(x AS VARIANT)` / `TRY_CAST(x AS VARIANT)` of a SQL value -> `to_variant(x)`.
 //!
 //! Our UDFs are recognised by type, not by name. Target types the extraction cannot produce
 //! directly (e.g. `Utf8View`, nanosecond timestamps) are extracted as the closest type and cast.
@@ -16,6 +17,7 @@ use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::{Expr, ExprSchemable, lit};
 
 use crate::cast::target_type::{map_type, sql_type_name};
+use crate::functions::to_variant::to_variant_udf;
 use crate::functions::try_variant_get::{TryVariantGet, try_variant_get_udf};
 use crate::functions::variant_get::{VariantGet, variant_get_udf};
 use crate::variant_array::{has_variant_shape, is_variant_field, variant_data_type};
@@ -61,6 +63,12 @@ impl FunctionRewrite for VariantCastRewrite {
             }
             other => {
                 if !is_variant(&other, schema) {
+                    if extract_type == variant_data_type() {
+                        // A SQL value cast to VARIANT: build it.
+                        return Ok(Transformed::yes(Expr::ScalarFunction(
+                            ScalarFunction::new_udf(to_variant_udf(), vec![other]),
+                        )));
+                    }
                     return Ok(Transformed::no(rebuild(Box::new(other), target)));
                 }
                 (other, lit("$"))
