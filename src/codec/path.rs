@@ -114,6 +114,24 @@ impl VariantPath {
     }
 }
 
+impl fmt::Display for VariantPath {
+    /// Writes the path back in the grammar `parse` reads (`$.a['b.c'][0]`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("$")?;
+        for s in &self.segments {
+            match s {
+                PathSegment::Index(i) => write!(f, "[{i}]")?,
+                PathSegment::Key(k) if !k.is_empty() && !k.contains(['.', '[']) => {
+                    write!(f, ".{k}")?
+                }
+                PathSegment::Key(k) if !k.contains('\'') => write!(f, "['{k}']")?,
+                PathSegment::Key(k) => write!(f, "[\"{k}\"]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Follows one path over many rows. When the metadata is sorted (its keys unique), each key is
 /// resolved to its dictionary id once per distinct metadata: consecutive rows with byte-identical
 /// metadata (the common case) reuse the ids, and objects are searched by id, not by string.
@@ -192,6 +210,23 @@ mod tests {
 
     fn key(s: &str) -> PathSegment {
         Key(s.to_string())
+    }
+
+    #[test]
+    fn display_reads_back() {
+        for (text, shown) in [
+            ("$", "$"),
+            ("$.a[0].b", "$.a[0].b"),
+            ("$['a.b']", "$['a.b']"),
+            ("$['x[1]']", "$['x[1]']"),
+            ("$['']", "$['']"),
+            ("$[\"it's.x\"]", "$[\"it's.x\"]"),
+            ("$['sp ace']", "$.sp ace"),
+        ] {
+            let path = VariantPath::parse(text).unwrap();
+            assert_eq!(path.to_string(), shown);
+            assert_eq!(VariantPath::parse(shown).unwrap(), path);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 pub mod common;
 pub mod is_valid_variant;
 pub mod is_variant_null;
+pub mod mutate;
 pub mod parse_json;
 pub mod schema_of_variant;
 pub mod schema_of_variant_agg;
@@ -13,10 +14,18 @@ pub mod to_json;
 pub mod to_variant;
 pub mod to_variant_object;
 pub mod try_parse_json;
+pub mod try_variant_array_append;
 pub mod try_variant_get;
+pub mod try_variant_insert;
+pub mod try_variant_set;
+pub mod variant_array_append;
 pub mod variant_array_length;
+pub mod variant_delete;
 pub mod variant_get;
+pub mod variant_insert;
 pub mod variant_object_keys;
+pub mod variant_set;
+pub mod variant_strip_nulls;
 
 /// Every scalar function of this crate.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
@@ -33,6 +42,14 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         is_valid_variant::is_valid_variant_udf(),
         variant_object_keys::variant_object_keys_udf(),
         variant_array_length::variant_array_length_udf(),
+        variant_insert::variant_insert_udf(),
+        try_variant_insert::try_variant_insert_udf(),
+        variant_set::variant_set_udf(),
+        try_variant_set::try_variant_set_udf(),
+        variant_delete::variant_delete_udf(),
+        variant_array_append::variant_array_append_udf(),
+        try_variant_array_append::try_variant_array_append_udf(),
+        variant_strip_nulls::variant_strip_nulls_udf(),
     ]
 }
 
