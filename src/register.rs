@@ -11,10 +11,14 @@ use datafusion::prelude::SessionContext;
 use crate::display::variant_extension_registration;
 use crate::functions::{aggregate_functions, scalar_functions};
 use crate::parquet::VariantParquetFormatFactory;
-use crate::sql::{ColonPathPlanner, VariantCastRewrite, VariantTypePlanner};
+use crate::sql::{
+    ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
+    VariantTypePlanner,
+};
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
-/// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`), JSON display of variants, and the `parquet` file
+/// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`, `CAST(x AS VARIANT)`), `variant_explode` in FROM
+/// (also `LATERAL`), JSON display of variants, and the `parquet` file
 /// format reading variant columns as variants ([`crate::parquet`]).
 ///
 /// The `VARIANT` type name needs a type planner, which DataFusion 55 only accepts when the
@@ -30,6 +34,8 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     let mut state = state.write();
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
+    state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
+    state.add_analyzer_rule(Arc::new(LateralExplodeRule));
     state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
     state
         .extension_type_registry()
@@ -60,6 +66,15 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .analyzer()
         .get_or_insert_with(Analyzer::new)
         .add_function_rewrite(Arc::new(VariantCastRewrite));
+    builder
+        .analyzer()
+        .get_or_insert_with(Analyzer::new)
+        .rules
+        .push(Arc::new(LateralExplodeRule));
+    builder
+        .relation_planners()
+        .get_or_insert_with(Vec::new)
+        .insert(0, Arc::new(VariantExplodePlanner));
     // first wins when the state is built, so this replaces DataFusion's `parquet` format
     builder
         .file_formats()

@@ -304,6 +304,34 @@ async fn return_field_carries_the_extension() {
     assert!(is_variant_field(batches[0].schema().field(0)));
 }
 
+/// `register_all` (on a plain `SessionContext`) plans `LATERAL variant_explode`, and the exploded
+/// `value` column keeps the variant extension through DataFusion's Unnest.
+#[tokio::test]
+async fn lateral_explode_after_register_all() {
+    let ctx = SessionContext::new();
+    datafusion_parquet_variant::register_all(&ctx).unwrap();
+    ctx.sql("CREATE TABLE t (id INT, j VARCHAR) AS VALUES (1, '{\"b\":2,\"a\":1}'), (2, '[]')")
+        .await
+        .unwrap();
+    let df = ctx
+        .sql(
+            "SELECT t.id, e.key, e.value FROM t, LATERAL variant_explode_outer(parse_json(t.j)) e \
+             ORDER BY t.id, e.pos",
+        )
+        .await
+        .unwrap();
+    assert!(is_variant_field(df.schema().field(2)));
+    let batches = df.collect().await.unwrap();
+    let batch = datafusion::arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+    assert!(is_variant_field(batch.schema().field(2)));
+    let keys: Vec<Option<&str>> = batch.column(1).as_string::<i32>().iter().collect();
+    assert_eq!(keys, vec![Some("a"), Some("b"), None]);
+    assert_eq!(
+        to_json(batch.column(2).clone()),
+        vec![Some("1".to_string()), Some("2".to_string()), None]
+    );
+}
+
 /// A scalar variant (a one-row struct scalar) in gives a scalar out.
 #[test]
 fn scalar_in_scalar_out() {

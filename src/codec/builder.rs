@@ -402,7 +402,7 @@ impl VariantBuilder {
         }
         write_uint(header, data_size as u32, offset_width);
         self.fields.truncate(fields_start);
-        self.value.splice(start..start, self.header.iter().copied());
+        insert_header(&mut self.value, start, &self.header);
         Ok(())
     }
 
@@ -429,7 +429,7 @@ impl VariantBuilder {
         }
         write_uint(header, data_size as u32, offset_width);
         self.elements.truncate(elements_start);
-        self.value.splice(start..start, self.header.iter().copied());
+        insert_header(&mut self.value, start, &self.header);
     }
 
     /// Finishes the row: sorts the dictionary, rewrites field ids, and writes the metadata.
@@ -614,6 +614,16 @@ impl VariantBuilder {
     pub fn value(&self) -> &[u8] {
         &self.value
     }
+}
+
+/// Inserts `header` at `start`, moving the container's data (already written) right with one
+/// `memmove`.
+#[inline]
+fn insert_header(value: &mut Vec<u8>, start: usize, header: &[u8]) {
+    let end = value.len();
+    value.resize(end + header.len(), 0);
+    value.copy_within(start..end, start + header.len());
+    value[start..start + header.len()].copy_from_slice(header);
 }
 
 /// Number of decimal digits of `|v|` (1 for 0).

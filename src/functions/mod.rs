@@ -21,6 +21,7 @@ pub mod try_variant_set;
 pub mod variant_array_append;
 pub mod variant_array_length;
 pub mod variant_delete;
+pub mod variant_explode;
 pub mod variant_get;
 pub mod variant_insert;
 pub mod variant_object_keys;

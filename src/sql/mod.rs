@@ -1,10 +1,12 @@
 //! SQL planning extensions: the `v:path` operator, casts of variants as typed extractions, and
-//! the `VARIANT` type name.
+//! the `VARIANT` type name, and `variant_explode` in FROM (also `LATERAL`).
 
 pub mod cast_rewrite;
 pub mod colon_path;
+pub mod explode;
 pub mod type_planner;
 
 pub use cast_rewrite::VariantCastRewrite;
 pub use colon_path::ColonPathPlanner;
+pub use explode::{LateralExplodeRule, VariantExplodePlanner};
 pub use type_planner::VariantTypePlanner;
