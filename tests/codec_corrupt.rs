@@ -11,8 +11,8 @@ mod common;
 
 use common::*;
 use datafusion_parquet_variant::codec::{
-    Metadata, SessionTimeZone, Value, Variant, VariantError, validate, validate_with_depth,
-    value_size, write_json,
+    Metadata, SessionTimeZone, Value, Variant, VariantError, VariantPath, validate,
+    validate_with_depth, value_size, write_json,
 };
 use proptest::prelude::*;
 
@@ -43,6 +43,29 @@ fn exercise(m: &[u8], v: &[u8]) -> bool {
         if valid {
             rendered.unwrap_or_else(|e| panic!("validated but write_json failed: {e}"));
             String::from_utf8(out).expect("write_json wrote invalid UTF-8");
+        }
+    }
+    // The byte-level lookup (variant_get's hot loop) agrees with `navigate` wherever both read
+    // the bytes, and reads every valid variant.
+    for path in [
+        "$", "$.a", "$.id", "$[0]", "$[1].a", "$.a[1].b", "$.zzz", "$['']",
+    ] {
+        let path = VariantPath::parse(path).unwrap();
+        let raw = path.lookup_raw(m, v);
+        let nav = Variant::try_new(m, v).and_then(|var| path.navigate(var));
+        if valid {
+            assert!(
+                raw.is_ok(),
+                "valid bytes unreadable by lookup_raw at {path}"
+            );
+            assert!(nav.is_ok(), "valid bytes unreadable by navigate at {path}");
+        }
+        if let (Ok(raw), Ok(nav)) = (raw, &nav) {
+            assert_eq!(
+                raw.map(|b| b.as_ptr()),
+                nav.map(|n| n.value_bytes().as_ptr()),
+                "lookup_raw and navigate disagree at {path}"
+            );
         }
     }
     let decoded = decode_ours_bytes(m, v);

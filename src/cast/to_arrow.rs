@@ -201,6 +201,76 @@ impl TypedBuilder {
         }
     }
 
+    /// Like [`TypedBuilder::append`] for the value at `value[0]` with its metadata, decoding the
+    /// common primitive cases (an integer, double, float, boolean or string leaf into a target of
+    /// the same kind, variant null) straight from the bytes; everything else takes `append`.
+    #[inline]
+    pub fn append_bytes(
+        &mut self,
+        metadata: &[u8],
+        value: &[u8],
+        opts: &CastOptions,
+    ) -> Result<bool> {
+        use crate::codec::primitive as p;
+        let Some(&header) = value.first() else {
+            return self.append(
+                Variant::try_new(metadata, value).map_err(|e| codec(opts.function, e))?,
+                opts,
+            );
+        };
+        if header == 0 && !matches!(self, TypedBuilder::Variant(_)) {
+            self.append_null();
+            return Ok(true);
+        }
+        let int = || -> Option<i64> {
+            if header & 0x03 != 0 {
+                return None;
+            }
+            Some(match header >> 2 {
+                p::INT8 => i8::from_le_bytes(value.get(1..2)?.try_into().ok()?).into(),
+                p::INT16 => i16::from_le_bytes(value.get(1..3)?.try_into().ok()?).into(),
+                p::INT32 => i32::from_le_bytes(value.get(1..5)?.try_into().ok()?).into(),
+                p::INT64 => i64::from_le_bytes(value.get(1..9)?.try_into().ok()?),
+                _ => return None,
+            })
+        };
+        let done = match self {
+            TypedBuilder::Int64(b) => int().map(|v| b.append_value(v)),
+            TypedBuilder::Int32(b) => int()
+                .and_then(|v| i32::try_from(v).ok())
+                .map(|v| b.append_value(v)),
+            TypedBuilder::Float64(b) if header == p::DOUBLE << 2 => value
+                .get(1..9)
+                .map(|d| b.append_value(f64::from_le_bytes(d.try_into().expect("8 bytes")))),
+            TypedBuilder::Boolean(b) if header == p::TRUE << 2 || header == p::FALSE << 2 => {
+                b.append_value(header == p::TRUE << 2);
+                Some(())
+            }
+            TypedBuilder::Utf8(b, _) if header & 0x03 == crate::codec::basic_type::SHORT_STRING => {
+                value
+                    .get(1..1 + (header >> 2) as usize)
+                    .and_then(|s| std::str::from_utf8(s).ok())
+                    .map(|s| b.append_value(s))
+            }
+            TypedBuilder::Variant(b) => {
+                if let Ok(size) = crate::codec::value_size(value) {
+                    b.append(metadata, &value[..size]);
+                    Some(())
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        match done {
+            Some(()) => Ok(true),
+            None => self.append(
+                Variant::try_new(metadata, value).map_err(|e| codec(opts.function, e))?,
+                opts,
+            ),
+        }
+    }
+
     /// Appends `v` cast to this builder's type. A variant null appends SQL NULL (except for a
     /// VARIANT target, which keeps it). When the value cannot be cast: an error in strict mode,
     /// otherwise nothing is appended and `Ok(false)` is returned (the caller appends NULL).

@@ -5,7 +5,7 @@ use super::error::{Result, malformed};
 #[inline]
 pub(crate) fn read_uint(bytes: &[u8], pos: usize, width: usize) -> Result<u32> {
     let Some(s) = bytes.get(pos..pos.wrapping_add(width)) else {
-        return malformed(format!("{width}-byte integer at {pos} is out of bounds"));
+        return out_of_bounds(pos, width);
     };
     Ok(match width {
         1 => s[0] as u32,
@@ -13,6 +13,12 @@ pub(crate) fn read_uint(bytes: &[u8], pos: usize, width: usize) -> Result<u32> {
         3 => u32::from_le_bytes([s[0], s[1], s[2], 0]),
         _ => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
     })
+}
+
+#[cold]
+#[inline(never)]
+fn out_of_bounds(pos: usize, width: usize) -> Result<u32> {
+    malformed(format!("{width}-byte integer at {pos} is out of bounds"))
 }
 
 /// Reads `N` bytes at `pos`.

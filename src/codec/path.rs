@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::error::Result as CodecResult;
-use super::value::{Value, Variant};
+use super::value::{Value, Variant, basic_type};
 
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -132,15 +132,16 @@ impl fmt::Display for VariantPath {
     }
 }
 
-/// Follows one path over many rows. When the metadata is sorted (its keys unique), each key is
-/// resolved to its dictionary id once per distinct metadata: consecutive rows with byte-identical
-/// metadata (the common case) reuse the ids, and objects are searched by id, not by string.
+/// Follows one path over many rows. When the metadata is sorted (its keys unique) and repeats
+/// from row to row (the common case), each key is resolved to its dictionary id once and objects
+/// are searched by id; rows whose metadata differs from the previous row's are searched by name,
+/// without a dictionary lookup (ids are resolved on the second row with the same metadata).
 #[derive(Debug)]
 pub struct PathNavigator<'p> {
     path: &'p VariantPath,
     metadata: Vec<u8>,
     ids: Vec<Option<usize>>,
-    cached: bool,
+    resolved: bool,
 }
 
 impl<'p> PathNavigator<'p> {
@@ -150,7 +151,7 @@ impl<'p> PathNavigator<'p> {
             path,
             metadata: Vec::new(),
             ids: Vec::with_capacity(path.segments.len()),
-            cached: false,
+            resolved: false,
         }
     }
 
@@ -160,9 +161,13 @@ impl<'p> PathNavigator<'p> {
         if !metadata.is_sorted() {
             return self.path.navigate(v);
         }
-        if !self.cached || self.metadata != metadata.bytes() {
+        if self.metadata != metadata.bytes() {
             self.metadata.clear();
             self.metadata.extend_from_slice(metadata.bytes());
+            self.resolved = false;
+            return self.path.navigate(v);
+        }
+        if !self.resolved {
             self.ids.clear();
             for segment in &self.path.segments {
                 self.ids.push(match segment {
@@ -170,11 +175,238 @@ impl<'p> PathNavigator<'p> {
                     PathSegment::Index(_) => None,
                 });
             }
-            self.cached = true;
+            self.resolved = true;
         }
         let ids = self.ids.iter().map(|id| Some(*id));
         follow(v, self.path.segments.iter().zip(ids))
     }
+}
+
+/// A value that [`VariantPath::lookup_raw`] could not read; the caller re-reads the row with
+/// [`VariantPath::navigate`] for the precise error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
+impl VariantPath {
+    /// The value bytes at the path, starting at the target's header (they may extend past its
+    /// end), or None where [`VariantPath::navigate`] gives None. A lean version of `navigate` for
+    /// hot loops: it works on raw bytes and small values, and gives [`Unreadable`] instead of a
+    /// detailed error for corrupt bytes.
+    #[inline]
+    pub fn lookup_raw<'a>(
+        &self,
+        metadata: &'a [u8],
+        value: &'a [u8],
+    ) -> Result<Option<&'a [u8]>, Unreadable> {
+        let keys = RawKeys::new(metadata)?;
+        let mut value = value;
+        for segment in &self.segments {
+            let header = *value.first().ok_or(Unreadable)?;
+            let next = match (segment, header & 0x03) {
+                (PathSegment::Key(k), basic_type::OBJECT) => raw_field(&keys, value, k.as_bytes())?,
+                (PathSegment::Index(i), basic_type::ARRAY) => {
+                    let layout = RawLayout::read(value, false)?;
+                    let i = *i as usize;
+                    if i < layout.num {
+                        Some(layout.child(value, i)?)
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            };
+            match next {
+                Some(n) => value = n,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(value))
+    }
+}
+
+/// Byte-wise order of two (short) keys, inlined: object keys are a few bytes long, where a call
+/// to `memcmp` costs more than the comparison.
+#[inline]
+fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+#[inline]
+fn raw_uint(bytes: &[u8], pos: usize, width: usize) -> Result<usize, Unreadable> {
+    let s = bytes.get(pos..pos + width).ok_or(Unreadable)?;
+    Ok(match width {
+        1 => s[0] as usize,
+        2 => u16::from_le_bytes([s[0], s[1]]) as usize,
+        3 => u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize,
+        _ => u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize,
+    })
+}
+
+/// The key dictionary of raw metadata bytes.
+struct RawKeys<'a> {
+    bytes: &'a [u8],
+    offset_size: usize,
+    len: usize,
+    sorted: bool,
+    strings_start: usize,
+}
+
+impl<'a> RawKeys<'a> {
+    #[inline]
+    fn new(bytes: &'a [u8]) -> Result<Self, Unreadable> {
+        let header = *bytes.first().ok_or(Unreadable)?;
+        if header & 0x0F != 1 {
+            return Err(Unreadable);
+        }
+        let offset_size = ((header >> 6) & 0x03) as usize + 1;
+        let len = raw_uint(bytes, 1, offset_size)?;
+        Ok(RawKeys {
+            bytes,
+            offset_size,
+            len,
+            sorted: header & 0x10 != 0,
+            strings_start: 1 + (len + 2) * offset_size,
+        })
+    }
+
+    /// The id of `key` in a sorted dictionary (a binary search).
+    #[inline]
+    fn find(&self, key: &[u8]) -> Result<Option<usize>, Unreadable> {
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match compare_keys(self.key(mid)?, key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(mid)),
+            }
+        }
+        Ok(None)
+    }
+
+    #[inline]
+    fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
+        if id >= self.len {
+            return Err(Unreadable);
+        }
+        let at = 1 + (id + 1) * self.offset_size;
+        let start = raw_uint(self.bytes, at, self.offset_size)?;
+        let end = raw_uint(self.bytes, at + self.offset_size, self.offset_size)?;
+        self.bytes
+            .get(self.strings_start + start..self.strings_start + end)
+            .ok_or(Unreadable)
+    }
+}
+
+/// An object or array header.
+struct RawLayout {
+    num: usize,
+    id_size: usize,
+    offset_size: usize,
+    ids_start: usize,
+    offsets_start: usize,
+    data_start: usize,
+}
+
+impl RawLayout {
+    #[inline]
+    fn read(value: &[u8], is_object: bool) -> Result<Self, Unreadable> {
+        let header = value[0] >> 2;
+        let offset_size = (header & 0x03) as usize + 1;
+        let (id_size, is_large) = if is_object {
+            (((header >> 2) & 0x03) as usize + 1, header & 0x10 != 0)
+        } else {
+            (0, header & 0x04 != 0)
+        };
+        let count_size = if is_large { 4 } else { 1 };
+        let num = raw_uint(value, 1, count_size)?;
+        let ids_start = 1 + count_size;
+        let offsets_start = ids_start + num * id_size;
+        let data_start = offsets_start + (num + 1) * offset_size;
+        if data_start > value.len() {
+            return Err(Unreadable);
+        }
+        Ok(RawLayout {
+            num,
+            id_size,
+            offset_size,
+            ids_start,
+            offsets_start,
+            data_start,
+        })
+    }
+
+    #[inline]
+    fn id(&self, value: &[u8], i: usize) -> Result<usize, Unreadable> {
+        raw_uint(value, self.ids_start + i * self.id_size, self.id_size)
+    }
+
+    #[inline]
+    fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8], Unreadable> {
+        let start = self.data_start
+            + raw_uint(
+                value,
+                self.offsets_start + i * self.offset_size,
+                self.offset_size,
+            )?;
+        let end = self.data_start
+            + raw_uint(
+                value,
+                self.offsets_start + self.num * self.offset_size,
+                self.offset_size,
+            )?;
+        if start >= end {
+            return Err(Unreadable);
+        }
+        value.get(start..end).ok_or(Unreadable)
+    }
+}
+
+/// The field `key` of the object at `value[0]`, like `ObjectView::get`: a binary search over the
+/// object's keys. A miss is certain when the key is in no object of this variant (absent from a
+/// sorted dictionary) or when the object's fields are sorted; objects whose fields are not (DuckDB
+/// writes them) are scanned.
+#[inline]
+fn raw_field<'a>(
+    keys: &RawKeys<'_>,
+    value: &'a [u8],
+    key: &[u8],
+) -> Result<Option<&'a [u8]>, Unreadable> {
+    let layout = RawLayout::read(value, true)?;
+    let (mut lo, mut hi) = (0, layout.num);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match compare_keys(keys.key(layout.id(value, mid)?)?, key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return layout.child(value, mid).map(Some),
+        }
+    }
+    if keys.sorted && keys.find(key)?.is_none() {
+        return Ok(None);
+    }
+    for i in 1..layout.num {
+        let (a, b) = (layout.id(value, i - 1)?, layout.id(value, i)?);
+        let in_order = if keys.sorted {
+            a < b
+        } else {
+            compare_keys(keys.key(a)?, keys.key(b)?).is_lt()
+        };
+        if !in_order {
+            for j in 0..layout.num {
+                if keys.key(layout.id(value, j)?)? == key {
+                    return layout.child(value, j).map(Some);
+                }
+            }
+            return Ok(None);
+        }
+    }
+    Ok(None)
 }
 
 /// Follows `steps` from `v`. A step is a segment and, for keys when the metadata is sorted, the

@@ -401,9 +401,6 @@ impl<'a> ObjectView<'a> {
     pub fn get(&self, name: &str) -> Result<Option<Variant<'a>>> {
         let target = name.as_bytes();
         let n = self.layout.num;
-        if n <= 16 {
-            return self.linear_find(target);
-        }
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -413,11 +410,28 @@ impl<'a> ObjectView<'a> {
                 std::cmp::Ordering::Equal => return self.value(mid).map(Some),
             }
         }
-        if self.is_sorted()? {
+        if self.is_sorted_fast()? {
             Ok(None)
         } else {
             self.linear_find(target)
         }
+    }
+
+    /// Like [`ObjectView::is_sorted`], comparing ids when the dictionary is sorted (then id order
+    /// is key order).
+    fn is_sorted_fast(&self) -> Result<bool> {
+        if !self.metadata.is_sorted() {
+            return self.is_sorted();
+        }
+        let mut prev = None;
+        for i in 0..self.layout.num {
+            let id = self.field_id(i)?;
+            if prev.is_some_and(|p| p >= id) {
+                return Ok(false);
+            }
+            prev = Some(id);
+        }
+        Ok(true)
     }
 
     /// The value of the field with dictionary id `id`: a binary search over the field ids (sorted
@@ -432,6 +446,9 @@ impl<'a> ObjectView<'a> {
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return self.value(mid).map(Some),
             }
+        }
+        if self.is_sorted_fast()? {
+            return Ok(None);
         }
         for i in 0..n {
             if self.field_id(i)? == id {

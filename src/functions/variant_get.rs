@@ -18,7 +18,7 @@ use super::common::{
 };
 use crate::cast::target_type::parse_target_type;
 use crate::cast::{CastOptions, TypedBuilder};
-use crate::codec::{PathNavigator, Variant, VariantPath};
+use crate::codec::{Unreadable, Variant, VariantPath};
 use crate::shredding::extract_shredded;
 use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
 
@@ -178,17 +178,6 @@ pub(crate) fn invoke_get(
     let column = VariantColumn::try_new(&variant)?;
     let variants = column.rows()?;
     let mut out = TypedBuilder::try_new(&return_type, rows)?;
-    let mut emit = |found: Option<Variant<'_>>| -> Result<()> {
-        match found {
-            Some(found) => {
-                if !out.append(found, &opts)? {
-                    out.append_null();
-                }
-            }
-            None => out.append_null(),
-        }
-        Ok(())
-    };
     match path {
         ColumnarValue::Scalar(s) => {
             let parsed;
@@ -202,16 +191,26 @@ pub(crate) fn invoke_get(
                 None if s.is_null() => None,
                 None => return exec_err!("{function} expects a string path"),
             };
-            // One navigator for the batch: dictionary ids are resolved once per metadata.
-            let mut navigator = path.map(PathNavigator::new);
+            // The lean byte-level lookup; a row it cannot read is re-read by `navigate`, which
+            // gives the precise error.
             for i in 0..rows {
-                let found = match (&mut navigator, variants.get(i)?) {
-                    (Some(nav), Some(v)) => {
-                        nav.navigate(v).map_err(|e| codec_error(function, e))?
-                    }
-                    _ => None,
+                let (Some(path), Some((m, v))) = (path, variants.bytes(i)) else {
+                    out.append_null();
+                    continue;
                 };
-                emit(found)?;
+                match path.lookup_raw(m, v) {
+                    Ok(None) => out.append_null(),
+                    Ok(Some(leaf)) => {
+                        if !out.append_bytes(m, leaf, &opts)? {
+                            out.append_null();
+                        }
+                    }
+                    Err(Unreadable) => {
+                        let v = Variant::try_new(m, v).map_err(|e| codec_error(function, e))?;
+                        let found = path.navigate(v).map_err(|e| codec_error(function, e))?;
+                        emit(&mut out, found, &opts)?;
+                    }
+                }
             }
         }
         ColumnarValue::Array(mut paths) => {
@@ -225,7 +224,7 @@ pub(crate) fn invoke_get(
                         .map_err(|e| codec_error(function, e))?,
                     _ => None,
                 };
-                emit(found)
+                emit(&mut out, found, &opts)
             })?;
         }
     }
@@ -236,6 +235,19 @@ pub(crate) fn invoke_get(
         debug_assert_eq!(result.len(), rows);
         Ok(ColumnarValue::Array(result))
     }
+}
+
+/// Appends a found value (cast), or NULL for a missing one or a failed `try_` cast.
+fn emit(out: &mut TypedBuilder, found: Option<Variant<'_>>, opts: &CastOptions) -> Result<()> {
+    match found {
+        Some(found) => {
+            if !out.append(found, opts)? {
+                out.append_null();
+            }
+        }
+        None => out.append_null(),
+    }
+    Ok(())
 }
 
 fn parse_path(function: &str, text: &str) -> Result<VariantPath> {
