@@ -5,7 +5,9 @@
 //! (b) values encoded with the arrow-rs builder validate and decode to the same value with ours;
 //! (c) JSON text -> our `JsonParser` -> `write_json` keeps the value, with Spark's number rules
 //!     (ints stay ints, plain fractions stay exact decimals, exponents become doubles printed the
-//!     way Java prints them) and Jackson's string escaping.
+//!     way Java prints them) and Jackson's string escaping;
+//! (d) SQL values converted by our `to_variant` decode (with both decoders) to what arrow-rs
+//!     `cast_to_variant` produces for the same Arrow column.
 //! Plus deterministic cases at every width boundary.
 
 mod common;
@@ -953,6 +955,242 @@ proptest! {
                 fraction(zoned.timestamp_subsec_nanos()),
                 zoned.format("%:z")
             )
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL values to variants: our `to_variant` converter against arrow-rs `cast_to_variant`
+// ---------------------------------------------------------------------------------------------
+
+/// Our value in the form arrow-rs writes it: object fields that are variant null dropped (arrow-rs
+/// leaves NULL struct fields out; Spark and we write them as variant nulls), and every decimal as
+/// a decimal16 (arrow-rs writes a Decimal128 column as decimal16 whatever its precision; we pick
+/// the width from the precision, as Spark does).
+fn as_arrow_rs_writes(v: V) -> V {
+    match v {
+        V::Obj(fields) => V::Obj(
+            fields
+                .into_iter()
+                .filter(|(_, f)| *f != V::Null)
+                .map(|(k, f)| (k, as_arrow_rs_writes(f)))
+                .collect(),
+        ),
+        V::Arr(items) => V::Arr(items.into_iter().map(as_arrow_rs_writes).collect()),
+        V::D4(u, s) => V::D16(u.into(), s),
+        V::D8(u, s) => V::D16(u.into(), s),
+        other => other,
+    }
+}
+
+/// Every type both implementations convert the same way, with NULLs at every level: each row of
+/// our output decodes (with our decoder and arrow-rs's) to what arrow-rs's output decodes to.
+#[test]
+fn to_variant_matches_arrow_rs_cast_to_variant() {
+    use datafusion::arrow::array::{
+        Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+        Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Int64Array, ListArray,
+        StringArray, StructArray, TimestampMicrosecondArray,
+    };
+    use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+    use datafusion::arrow::datatypes::{DataType, Field, Fields};
+    use datafusion_parquet_variant::cast::arrow_to_variant;
+    use std::sync::Arc;
+
+    let n = 6;
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(BooleanArray::from(vec![
+            Some(true),
+            None,
+            Some(false),
+            Some(true),
+            None,
+            Some(false),
+        ])),
+        Arc::new(Int8Array::from(vec![
+            Some(-128),
+            Some(0),
+            None,
+            Some(127),
+            Some(1),
+            Some(-1),
+        ])),
+        Arc::new(Int16Array::from(vec![
+            Some(i16::MIN),
+            None,
+            Some(300),
+            Some(0),
+            Some(i16::MAX),
+            Some(7),
+        ])),
+        Arc::new(Int32Array::from(vec![
+            Some(i32::MIN),
+            Some(70000),
+            None,
+            Some(0),
+            Some(-5),
+            Some(i32::MAX),
+        ])),
+        Arc::new(Int64Array::from(vec![
+            Some(i64::MIN),
+            Some(1 << 40),
+            Some(0),
+            None,
+            Some(-9),
+            Some(i64::MAX),
+        ])),
+        Arc::new(Float32Array::from(vec![
+            Some(1.5),
+            Some(-0.0),
+            None,
+            Some(f32::MAX),
+            Some(1e-40),
+            Some(3.25),
+        ])),
+        Arc::new(Float64Array::from(vec![
+            Some(0.1),
+            None,
+            Some(-2.5e300),
+            Some(5e-324),
+            Some(0.0),
+            Some(1e15),
+        ])),
+        Arc::new(
+            Decimal128Array::from(vec![
+                Some(12345),
+                Some(-1),
+                None,
+                Some(0),
+                Some(99999),
+                Some(-99999),
+            ])
+            .with_precision_and_scale(5, 2)
+            .unwrap(),
+        ),
+        Arc::new(
+            Decimal128Array::from(vec![
+                Some(i128::from(i64::MAX) * 1000),
+                Some(1),
+                None,
+                Some(-7),
+                Some(0),
+                Some(10),
+            ])
+            .with_precision_and_scale(30, 3)
+            .unwrap(),
+        ),
+        Arc::new(StringArray::from(vec![
+            Some(""),
+            Some("short"),
+            None,
+            Some("é ü 漢字"),
+            Some(&"x".repeat(100)[..]),
+            Some("a\"b"),
+        ])),
+        Arc::new(BinaryArray::from(vec![
+            Some(&b""[..]),
+            Some(b"\x00\xff"),
+            None,
+            Some(b"abc"),
+            Some(b"z"),
+            Some(b"\x01"),
+        ])),
+        Arc::new(Date32Array::from(vec![
+            Some(0),
+            Some(-719162),
+            None,
+            Some(19000),
+            Some(2932896),
+            Some(-1),
+        ])),
+        Arc::new(TimestampMicrosecondArray::from(vec![
+            Some(0),
+            Some(-1),
+            None,
+            Some(1_700_000_000_123_456),
+            Some(1),
+            Some(253_402_300_799_999_999),
+        ])),
+        Arc::new(
+            TimestampMicrosecondArray::from(vec![
+                Some(0),
+                None,
+                Some(-62_135_596_800_000_000),
+                Some(1),
+                Some(2),
+                Some(3),
+            ])
+            .with_timezone("UTC"),
+        ),
+        Arc::new(ListArray::new(
+            Arc::new(Field::new("item", DataType::Int64, true)),
+            OffsetBuffer::from_lengths([2, 0, 1, 3, 0, 1]),
+            Arc::new(Int64Array::from(vec![
+                Some(1),
+                None,
+                Some(3),
+                Some(4),
+                Some(5),
+                Some(6),
+                Some(7),
+            ])),
+            Some(NullBuffer::from(vec![true, true, true, true, false, true])),
+        )),
+    ];
+    let names = [
+        "bool", "i8", "i16", "i32", "i64", "f32", "f64", "dec5_2", "dec30_3", "str", "bin", "date",
+        "ts_ntz", "ts", "list",
+    ];
+    let fields: Fields = names
+        .iter()
+        .zip(&columns)
+        .map(|(name, c)| Field::new(*name, c.data_type().clone(), true))
+        .collect();
+    let inner = StructArray::new(fields.clone(), columns, None);
+    // A nested struct column too, NULL in one row.
+    let outer_fields = Fields::from(vec![
+        Field::new("inner", DataType::Struct(fields), true),
+        Field::new("id", DataType::Int32, true),
+    ]);
+    let outer: ArrayRef = Arc::new(StructArray::new(
+        outer_fields.clone(),
+        vec![
+            Arc::new(inner),
+            Arc::new(Int32Array::from((0..n as i32).collect::<Vec<_>>())),
+        ],
+        Some(NullBuffer::from(vec![true, true, true, false, true, true])),
+    ));
+    let field = Field::new("x", DataType::Struct(outer_fields), true);
+
+    let ours = arrow_to_variant("to_variant", &field, &outer).unwrap();
+    let ours = ours.as_struct();
+    let theirs = parquet_variant_compute::cast_to_variant(outer.as_ref())
+        .unwrap()
+        .into_inner();
+    let their_metadata = theirs.column_by_name("metadata").unwrap().as_binary_view();
+    let their_value = theirs.column_by_name("value").unwrap().as_binary_view();
+    let our_metadata = ours.column(0).as_binary::<i32>();
+    let our_value = ours.column(1).as_binary::<i32>();
+    for i in 0..n {
+        assert_eq!(ours.is_null(i), theirs.is_null(i), "row {i}: NULL differs");
+        if ours.is_null(i) {
+            continue;
+        }
+        let (m, v) = (our_metadata.value(i), our_value.value(i));
+        validate(m, v).unwrap_or_else(|e| panic!("row {i}: ours does not validate: {e}"));
+        let mine = decode_ours_bytes(m, v).unwrap().canonical();
+        let mine_by_arrow = decode_arrow(m, v).unwrap().canonical();
+        assert_eq!(
+            mine, mine_by_arrow,
+            "row {i}: arrow-rs reads ours differently"
+        );
+        let expected = decode_arrow(their_metadata.value(i), their_value.value(i))
+            .unwrap()
+            .canonical();
+        assert_eq!(
+            as_arrow_rs_writes(mine),
+            expected,
+            "row {i}: ours and arrow-rs cast_to_variant differ"
         );
     }
 }
