@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use datafusion_parquet_variant::codec::{
-    Metadata, SessionTimeZone, Value, Variant, VariantError, VariantPath, validate,
+    JsonRowWriter, Metadata, SessionTimeZone, Value, Variant, VariantError, VariantPath, validate,
     validate_with_depth, value_size, write_json,
 };
 use proptest::prelude::*;
@@ -40,6 +40,18 @@ fn exercise(m: &[u8], v: &[u8]) -> bool {
             Ok(var) => write_json(&mut out, var, tz),
             Err(e) => Err(e),
         };
+        // The byte-level row writer (to_json's hot loop) renders exactly what write_json does:
+        // the same text, or an error where it errs.
+        let mut fast = Vec::new();
+        let fast_rendered = JsonRowWriter::default().write(&mut fast, m, v, tz);
+        assert_eq!(
+            fast_rendered.is_ok(),
+            rendered.is_ok(),
+            "JsonRowWriter and write_json disagree on success: {fast_rendered:?} vs {rendered:?}"
+        );
+        if rendered.is_ok() {
+            assert_eq!(fast, out, "JsonRowWriter and write_json render differently");
+        }
         if valid {
             rendered.unwrap_or_else(|e| panic!("validated but write_json failed: {e}"));
             String::from_utf8(out).expect("write_json wrote invalid UTF-8");

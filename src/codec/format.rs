@@ -734,7 +734,42 @@ fn needs_escape(b: u8) -> bool {
 /// \t, other U+0000..U+001F as \u00XX with uppercase hex (\u001F), '/' and U+007F and all
 /// non-ASCII raw. Runs of bytes that need no escaping are copied in one extend.
 pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
+    write_json_bytes(out, s.as_bytes());
+}
+
+/// True when `bytes` is plain ASCII that JSON takes as is (no control characters, '"' or '\\'):
+/// checked eight bytes at a time.
+#[inline]
+pub(crate) fn is_plain_ascii(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        if x & HIGH != 0
+            || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
+            || has_zero(x ^ (ONES * u64::from(b'"')))
+            || has_zero(x ^ (ONES * u64::from(b'\\')))
+        {
+            return false;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .all(|&b| b < 0x80 && !needs_escape(b))
+}
+
+/// [`write_json_string`] for bytes already known to be UTF-8 (keys of a checked dictionary).
+pub(crate) fn write_json_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    if is_plain_ascii(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run_start = 0;
@@ -1499,5 +1534,25 @@ mod tests {
         out.push(b',');
         write_json_string(&mut out, "k");
         assert_eq!(out, b"[1.5,-0.05,\"k\"");
+    }
+
+    #[test]
+    fn plain_ascii_detects_every_byte_that_needs_care_at_every_position() {
+        for len in [0usize, 1, 7, 8, 9, 16, 17, 23] {
+            let plain = vec![b'a'; len];
+            assert!(is_plain_ascii(&plain));
+            for pos in 0..len {
+                for bad in [0x00u8, 0x1f, b'"', b'\\', 0x80, 0xff] {
+                    let mut s = plain.clone();
+                    s[pos] = bad;
+                    assert!(!is_plain_ascii(&s), "byte {bad:#x} at {pos} of {len}");
+                }
+                for good in [0x20u8, b'!', b'#', b'[', b']', 0x7f, b'~'] {
+                    let mut s = plain.clone();
+                    s[pos] = good;
+                    assert!(is_plain_ascii(&s), "byte {good:#x} at {pos} of {len}");
+                }
+            }
+        }
     }
 }

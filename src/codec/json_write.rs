@@ -1,11 +1,14 @@
 //! Variant to JSON text with Spark's formatting.
 use super::error::{Result, VariantError};
 use super::format::{
-    SessionTimeZone, write_base64, write_date, write_decimal, write_java_double, write_java_float,
-    write_json_string, write_time_micros, write_timestamp, write_uuid,
+    SessionTimeZone, is_plain_ascii, write_base64, write_date, write_decimal, write_java_double,
+    write_java_float, write_json_bytes, write_json_string, write_time_micros, write_timestamp,
+    write_uuid,
 };
+use super::raw::{RawKeys, RawLayout, Unreadable, raw_uint};
 use super::validate::DEFAULT_MAX_DEPTH;
 use super::value::{ArrayView, ObjectView, Value, Variant};
+use super::value::{basic_type, primitive};
 
 /// Appends the JSON text of `v` to `out`: keys in stored order, no whitespace, decimals without
 /// trailing zeros, doubles as Java prints them, NaN/Infinity quoted, binary as padded base64,
@@ -14,6 +17,161 @@ use super::value::{ArrayView, ObjectView, Value, Variant};
 /// On error `out` may hold a partial rendering; callers truncate it.
 pub fn write_json(out: &mut Vec<u8>, v: Variant<'_>, tz: &SessionTimeZone) -> Result<()> {
     write_value(out, v, tz, 0)
+}
+
+/// Renders many rows: each row is written by a byte-level writer (keys checked for UTF-8 once
+/// per distinct metadata, values decoded straight from their header bytes); a row it cannot read
+/// is rendered again by [`write_json`], which gives the precise error.
+#[derive(Debug, Default)]
+pub struct JsonRowWriter {
+    /// The metadata whose keys were last checked for UTF-8.
+    checked_metadata: Vec<u8>,
+}
+
+impl JsonRowWriter {
+    /// Appends the JSON text of the variant `(metadata, value)` to `out`, exactly as [`write_json`].
+    pub fn write(
+        &mut self,
+        out: &mut Vec<u8>,
+        metadata: &[u8],
+        value: &[u8],
+        tz: &SessionTimeZone,
+    ) -> Result<()> {
+        let start = out.len();
+        if self.write_raw(out, metadata, value, tz).is_ok() {
+            return Ok(());
+        }
+        out.truncate(start);
+        write_json(out, Variant::try_new(metadata, value)?, tz)
+    }
+
+    fn write_raw(
+        &mut self,
+        out: &mut Vec<u8>,
+        metadata: &[u8],
+        value: &[u8],
+        tz: &SessionTimeZone,
+    ) -> std::result::Result<(), Unreadable> {
+        let keys = RawKeys::new(metadata)?;
+        if self.checked_metadata != metadata {
+            self.checked_metadata.clear();
+            keys.check_utf8()?;
+            self.checked_metadata.extend_from_slice(metadata);
+        }
+        write_raw_value(out, &keys, value, tz, 0)
+    }
+}
+
+/// Writes the value at `value[0]`; the keys of `keys` are known to be UTF-8.
+#[inline]
+fn write_raw_value(
+    out: &mut Vec<u8>,
+    keys: &RawKeys<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> std::result::Result<(), Unreadable> {
+    let header = *value.first().ok_or(Unreadable)?;
+    match header & 0x03 {
+        basic_type::SHORT_STRING => {
+            let text = value.get(1..1 + (header >> 2) as usize).ok_or(Unreadable)?;
+            write_raw_text(out, text)?;
+        }
+        basic_type::OBJECT => write_raw_object(out, keys, value, tz, depth)?,
+        basic_type::ARRAY => write_raw_array(out, keys, value, tz, depth)?,
+        _ => {
+            let fixed = |n: usize| value.get(1..1 + n).ok_or(Unreadable);
+            match header >> 2 {
+                primitive::NULL => out.extend_from_slice(b"null"),
+                primitive::TRUE => out.extend_from_slice(b"true"),
+                primitive::FALSE => out.extend_from_slice(b"false"),
+                primitive::INT8 => write_int(out, i8::from_le_bytes([fixed(1)?[0]]).into()),
+                primitive::INT16 => write_int(
+                    out,
+                    i16::from_le_bytes(fixed(2)?.try_into().expect("2")).into(),
+                ),
+                primitive::INT32 => write_int(
+                    out,
+                    i32::from_le_bytes(fixed(4)?.try_into().expect("4")).into(),
+                ),
+                primitive::INT64 => {
+                    write_int(out, i64::from_le_bytes(fixed(8)?.try_into().expect("8")))
+                }
+                primitive::STRING => {
+                    let len = raw_uint(value, 1, 4)?;
+                    let text = value.get(5..5 + len).ok_or(Unreadable)?;
+                    write_raw_text(out, text)?;
+                }
+                // The other primitives are rarer: the checked decoder renders them.
+                _ => {
+                    let v = Variant::try_new(keys.bytes, value).map_err(|_| Unreadable)?;
+                    write_value(out, v, tz, depth).map_err(|_| Unreadable)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a string value: plain ASCII straight, anything else checked for UTF-8 and escaped.
+#[inline]
+fn write_raw_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(), Unreadable> {
+    if is_plain_ascii(text) {
+        out.push(b'"');
+        out.extend_from_slice(text);
+        out.push(b'"');
+    } else {
+        write_json_string(out, std::str::from_utf8(text).map_err(|_| Unreadable)?);
+    }
+    Ok(())
+}
+
+#[recursive::recursive]
+fn write_raw_object(
+    out: &mut Vec<u8>,
+    keys: &RawKeys<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> std::result::Result<(), Unreadable> {
+    if depth >= DEFAULT_MAX_DEPTH {
+        return Err(Unreadable);
+    }
+    let layout = RawLayout::read(value, true)?;
+    out.push(b'{');
+    for i in 0..layout.num {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_json_bytes(out, keys.key(layout.id(value, i)?)?);
+        out.push(b':');
+        write_raw_value(out, keys, layout.child(value, i)?, tz, depth + 1)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+#[recursive::recursive]
+fn write_raw_array(
+    out: &mut Vec<u8>,
+    keys: &RawKeys<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> std::result::Result<(), Unreadable> {
+    if depth >= DEFAULT_MAX_DEPTH {
+        return Err(Unreadable);
+    }
+    let layout = RawLayout::read(value, false)?;
+    out.push(b'[');
+    for i in 0..layout.num {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_raw_value(out, keys, layout.child(value, i)?, tz, depth + 1)?;
+    }
+    out.push(b']');
+    Ok(())
 }
 
 fn write_value(

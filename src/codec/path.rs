@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::error::Result as CodecResult;
+use super::raw::{RawKeys, RawLayout, Unreadable, compare_keys};
 use super::value::{Value, Variant, basic_type};
 
 /// One step of a path.
@@ -182,11 +183,6 @@ impl<'p> PathNavigator<'p> {
     }
 }
 
-/// A value that [`VariantPath::lookup_raw`] could not read; the caller re-reads the row with
-/// [`VariantPath::navigate`] for the precise error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unreadable;
-
 impl VariantPath {
     /// The value bytes at the path, starting at the target's header (they may extend past its
     /// end), or None where [`VariantPath::navigate`] gives None. A lean version of `navigate` for
@@ -221,149 +217,6 @@ impl VariantPath {
             }
         }
         Ok(Some(value))
-    }
-}
-
-/// Byte-wise order of two (short) keys, inlined: object keys are a few bytes long, where a call
-/// to `memcmp` costs more than the comparison.
-#[inline]
-fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    for (x, y) in a.iter().zip(b) {
-        if x != y {
-            return x.cmp(y);
-        }
-    }
-    a.len().cmp(&b.len())
-}
-
-#[inline]
-fn raw_uint(bytes: &[u8], pos: usize, width: usize) -> Result<usize, Unreadable> {
-    let s = bytes.get(pos..pos + width).ok_or(Unreadable)?;
-    Ok(match width {
-        1 => s[0] as usize,
-        2 => u16::from_le_bytes([s[0], s[1]]) as usize,
-        3 => u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize,
-        _ => u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize,
-    })
-}
-
-/// The key dictionary of raw metadata bytes.
-struct RawKeys<'a> {
-    bytes: &'a [u8],
-    offset_size: usize,
-    len: usize,
-    sorted: bool,
-    strings_start: usize,
-}
-
-impl<'a> RawKeys<'a> {
-    #[inline]
-    fn new(bytes: &'a [u8]) -> Result<Self, Unreadable> {
-        let header = *bytes.first().ok_or(Unreadable)?;
-        if header & 0x0F != 1 {
-            return Err(Unreadable);
-        }
-        let offset_size = ((header >> 6) & 0x03) as usize + 1;
-        let len = raw_uint(bytes, 1, offset_size)?;
-        Ok(RawKeys {
-            bytes,
-            offset_size,
-            len,
-            sorted: header & 0x10 != 0,
-            strings_start: 1 + (len + 2) * offset_size,
-        })
-    }
-
-    /// The id of `key` in a sorted dictionary (a binary search).
-    #[inline]
-    fn find(&self, key: &[u8]) -> Result<Option<usize>, Unreadable> {
-        let (mut lo, mut hi) = (0, self.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match compare_keys(self.key(mid)?, key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(Some(mid)),
-            }
-        }
-        Ok(None)
-    }
-
-    #[inline]
-    fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
-        if id >= self.len {
-            return Err(Unreadable);
-        }
-        let at = 1 + (id + 1) * self.offset_size;
-        let start = raw_uint(self.bytes, at, self.offset_size)?;
-        let end = raw_uint(self.bytes, at + self.offset_size, self.offset_size)?;
-        self.bytes
-            .get(self.strings_start + start..self.strings_start + end)
-            .ok_or(Unreadable)
-    }
-}
-
-/// An object or array header.
-struct RawLayout {
-    num: usize,
-    id_size: usize,
-    offset_size: usize,
-    ids_start: usize,
-    offsets_start: usize,
-    data_start: usize,
-}
-
-impl RawLayout {
-    #[inline]
-    fn read(value: &[u8], is_object: bool) -> Result<Self, Unreadable> {
-        let header = value[0] >> 2;
-        let offset_size = (header & 0x03) as usize + 1;
-        let (id_size, is_large) = if is_object {
-            (((header >> 2) & 0x03) as usize + 1, header & 0x10 != 0)
-        } else {
-            (0, header & 0x04 != 0)
-        };
-        let count_size = if is_large { 4 } else { 1 };
-        let num = raw_uint(value, 1, count_size)?;
-        let ids_start = 1 + count_size;
-        let offsets_start = ids_start + num * id_size;
-        let data_start = offsets_start + (num + 1) * offset_size;
-        if data_start > value.len() {
-            return Err(Unreadable);
-        }
-        Ok(RawLayout {
-            num,
-            id_size,
-            offset_size,
-            ids_start,
-            offsets_start,
-            data_start,
-        })
-    }
-
-    #[inline]
-    fn id(&self, value: &[u8], i: usize) -> Result<usize, Unreadable> {
-        raw_uint(value, self.ids_start + i * self.id_size, self.id_size)
-    }
-
-    #[inline]
-    fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8], Unreadable> {
-        let start = self.data_start
-            + raw_uint(
-                value,
-                self.offsets_start + i * self.offset_size,
-                self.offset_size,
-            )?;
-        let end = self.data_start
-            + raw_uint(
-                value,
-                self.offsets_start + self.num * self.offset_size,
-                self.offset_size,
-            )?;
-        if start >= end {
-            return Err(Unreadable);
-        }
-        value.get(start..end).ok_or(Unreadable)
     }
 }
 

@@ -14,7 +14,7 @@ use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
     session_time_zone,
 };
-use crate::codec::{SessionTimeZone, write_json};
+use crate::codec::{JsonRowWriter, SessionTimeZone};
 use crate::variant_array::VariantColumn;
 
 /// The `to_json` UDF.
@@ -61,10 +61,13 @@ pub fn variant_array_to_json(
     offsets.push(0);
     let mut validity = Vec::with_capacity(n);
     let mut any_null = false;
+    let mut writer = JsonRowWriter::default();
     for i in 0..n {
-        match rows.get(i)? {
-            Some(v) => {
-                write_json(&mut values, v, tz).map_err(|e| codec_error(function, e))?;
+        match rows.bytes(i) {
+            Some((m, v)) => {
+                writer
+                    .write(&mut values, m, v, tz)
+                    .map_err(|e| codec_error(function, e))?;
                 validity.push(true);
             }
             None => {

@@ -1,0 +1,177 @@
+//! Lean readers over raw variant bytes for hot loops (`variant_get`'s path lookup, `to_json`):
+//! small values instead of views, inline key comparison, and one [`Unreadable`] marker instead of
+//! detailed errors. Callers re-read unreadable input with the checked views for the message.
+
+/// Bytes a raw reader could not read; the caller re-reads them with the checked views
+/// ([`super::Variant`]) for the precise error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
+/// Byte-wise order of two (short) keys, inlined: object keys are a few bytes long, where a call
+/// to `memcmp` costs more than the comparison.
+#[inline]
+pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+#[inline]
+pub(crate) fn raw_uint(bytes: &[u8], pos: usize, width: usize) -> Result<usize, Unreadable> {
+    let s = bytes.get(pos..pos + width).ok_or(Unreadable)?;
+    Ok(match width {
+        1 => s[0] as usize,
+        2 => u16::from_le_bytes([s[0], s[1]]) as usize,
+        3 => u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize,
+        _ => u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize,
+    })
+}
+
+/// The key dictionary of raw metadata bytes.
+pub(crate) struct RawKeys<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) offset_size: usize,
+    pub(crate) len: usize,
+    pub(crate) sorted: bool,
+    pub(crate) strings_start: usize,
+}
+
+impl<'a> RawKeys<'a> {
+    #[inline]
+    pub(crate) fn new(bytes: &'a [u8]) -> Result<Self, Unreadable> {
+        let header = *bytes.first().ok_or(Unreadable)?;
+        if header & 0x0F != 1 {
+            return Err(Unreadable);
+        }
+        let offset_size = ((header >> 6) & 0x03) as usize + 1;
+        let len = raw_uint(bytes, 1, offset_size)?;
+        Ok(RawKeys {
+            bytes,
+            offset_size,
+            len,
+            sorted: header & 0x10 != 0,
+            strings_start: 1 + (len + 2) * offset_size,
+        })
+    }
+
+    /// Checks that every key is UTF-8 (the whole strings region at once, and every key boundary
+    /// on a character boundary), so that keys can then be used as text without checks.
+    pub(crate) fn check_utf8(&self) -> Result<(), Unreadable> {
+        let end = raw_uint(
+            self.bytes,
+            1 + (self.len + 1) * self.offset_size,
+            self.offset_size,
+        )?;
+        let region = self
+            .bytes
+            .get(self.strings_start..self.strings_start + end)
+            .ok_or(Unreadable)?;
+        let text = std::str::from_utf8(region).map_err(|_| Unreadable)?;
+        for id in 0..self.len {
+            let at = raw_uint(
+                self.bytes,
+                1 + (id + 1) * self.offset_size,
+                self.offset_size,
+            )?;
+            if !text.is_char_boundary(at) {
+                return Err(Unreadable);
+            }
+        }
+        Ok(())
+    }
+
+    /// The id of `key` in a sorted dictionary (a binary search).
+    #[inline]
+    pub(crate) fn find(&self, key: &[u8]) -> Result<Option<usize>, Unreadable> {
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match compare_keys(self.key(mid)?, key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(mid)),
+            }
+        }
+        Ok(None)
+    }
+
+    #[inline]
+    pub(crate) fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
+        if id >= self.len {
+            return Err(Unreadable);
+        }
+        let at = 1 + (id + 1) * self.offset_size;
+        let start = raw_uint(self.bytes, at, self.offset_size)?;
+        let end = raw_uint(self.bytes, at + self.offset_size, self.offset_size)?;
+        self.bytes
+            .get(self.strings_start + start..self.strings_start + end)
+            .ok_or(Unreadable)
+    }
+}
+
+/// An object or array header.
+pub(crate) struct RawLayout {
+    pub(crate) num: usize,
+    id_size: usize,
+    offset_size: usize,
+    ids_start: usize,
+    offsets_start: usize,
+    data_start: usize,
+}
+
+impl RawLayout {
+    #[inline]
+    pub(crate) fn read(value: &[u8], is_object: bool) -> Result<Self, Unreadable> {
+        let header = value[0] >> 2;
+        let offset_size = (header & 0x03) as usize + 1;
+        let (id_size, is_large) = if is_object {
+            (((header >> 2) & 0x03) as usize + 1, header & 0x10 != 0)
+        } else {
+            (0, header & 0x04 != 0)
+        };
+        let count_size = if is_large { 4 } else { 1 };
+        let num = raw_uint(value, 1, count_size)?;
+        let ids_start = 1 + count_size;
+        let offsets_start = ids_start + num * id_size;
+        let data_start = offsets_start + (num + 1) * offset_size;
+        if data_start > value.len() {
+            return Err(Unreadable);
+        }
+        Ok(RawLayout {
+            num,
+            id_size,
+            offset_size,
+            ids_start,
+            offsets_start,
+            data_start,
+        })
+    }
+
+    #[inline]
+    pub(crate) fn id(&self, value: &[u8], i: usize) -> Result<usize, Unreadable> {
+        raw_uint(value, self.ids_start + i * self.id_size, self.id_size)
+    }
+
+    #[inline]
+    pub(crate) fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8], Unreadable> {
+        let start = self.data_start
+            + raw_uint(
+                value,
+                self.offsets_start + i * self.offset_size,
+                self.offset_size,
+            )?;
+        let end = self.data_start
+            + raw_uint(
+                value,
+                self.offsets_start + self.num * self.offset_size,
+                self.offset_size,
+            )?;
+        if start >= end {
+            return Err(Unreadable);
+        }
+        value.get(start..end).ok_or(Unreadable)
+    }
+}
