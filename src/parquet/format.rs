@@ -12,6 +12,7 @@ use datafusion::common::{GetExt, Result, Statistics, internal_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::{ParquetFormat, ParquetFormatFactory};
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory, FileMeta};
+use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
@@ -19,7 +20,11 @@ use datafusion::physical_expr::LexOrdering;
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
+use parquet::file::metadata::PageIndexPolicy;
 
+use super::logical_types::{
+    LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
+};
 use super::variant_columns::{VariantColumns, collect_variant_columns, with_variant_extension};
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
@@ -123,6 +128,35 @@ impl VariantParquetFormat {
         }
         Ok(columns)
     }
+
+    /// The logical-type fix-ups (see [`super::logical_types`]) of `objects`' top-level columns,
+    /// from their Parquet schemas. Footers come from DataFusion's file metadata cache, filled by
+    /// the inference just before; a file whose footer cannot be read here (an encrypted one) adds
+    /// nothing.
+    async fn logical_type_fixups(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> LogicalTypeFixups {
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        let mut objects: Vec<_> = objects.iter().collect();
+        // the first file (in DataFusion's inference order) that has a column decides
+        objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
+        let mut fixups = LogicalTypeFixups::new();
+        for object in objects {
+            let metadata = DFParquetMetadata::new(store.as_ref(), object)
+                .with_metadata_size_hint(self.inner.metadata_size_hint())
+                .with_file_metadata_cache(Some(Arc::clone(&cache)))
+                .with_page_index_policy(Some(PageIndexPolicy::Skip))
+                .fetch_metadata()
+                .await;
+            if let Ok(metadata) = metadata {
+                collect_logical_type_fixups(metadata.file_metadata().schema_descr(), &mut fixups);
+            }
+        }
+        fixups
+    }
 }
 
 #[async_trait]
@@ -154,7 +188,9 @@ impl FileFormat for VariantParquetFormat {
             collect_variant_columns(&schema, &mut columns);
             columns
         };
-        Ok(with_variant_extension(&schema, &columns))
+        let schema = with_variant_extension(&schema, &columns);
+        let fixups = self.logical_type_fixups(state, store, objects).await;
+        Ok(with_logical_type_fixups(&schema, &fixups))
     }
 
     async fn infer_stats(

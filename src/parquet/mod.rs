@@ -9,11 +9,15 @@
 //!   installs it.
 //! - [`register_parquet_table`]: one call to register a file, directory or glob as a table.
 //! - [`variant_columns`]: which columns of a file are variants.
+//! - [`logical_types`]: the Arrow types and extensions of Parquet logical types the parquet
+//!   crate's conversion leaves plain (`ENUM` as a string; `UUID`, `JSON`, `GEOMETRY`, `GEOGRAPHY`
+//!   extensions).
 //!
 //! Shredded files are read as they are (`typed_value` columns included) and reassembled by the
 //! functions. A per-file expression rewrite reading `typed_value` directly plugs in through
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
 mod format;
+pub mod logical_types;
 pub mod variant_columns;
 
 use datafusion::common::Result;

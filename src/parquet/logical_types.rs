@@ -1,0 +1,214 @@
+//! Parquet logical types that the parquet crate's Arrow schema conversion reads as a plain type,
+//! and how our format corrects the table schema for them (per `LogicalTypes.md`):
+//!
+//! - `ENUM` (or the legacy `ENUM` ConvertedType) is a UTF-8 string, not a binary: the column's
+//!   binary type becomes the matching string type (DataFusion casts the file's binary to it).
+//! - `UUID` gets the canonical `arrow.uuid` extension, `JSON` (or the legacy `JSON`) the
+//!   canonical `arrow.json` extension.
+//! - `GEOMETRY` / `GEOGRAPHY` get the GeoArrow `geoarrow.wkb` extension, with the CRS (default
+//!   `OGC:CRS84`) and, for `GEOGRAPHY`, the edge interpolation algorithm (default `spherical`) in
+//!   the extension metadata: `{"crs":"OGC:CRS84","edges":"spherical"}`.
+//!
+//! DataFusion drops top-level field metadata from inferred schemas (`skip_metadata`), so these
+//! are derived from the files' Parquet schemas, as the variant extension is. Only top-level
+//! primitive columns are covered.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType};
+use parquet::schema::types::{SchemaDescriptor, Type};
+
+use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
+
+pub use crate::cast::from_arrow::UUID_EXTENSION_NAME;
+/// The canonical Arrow extension name for JSON text.
+pub const JSON_EXTENSION_NAME: &str = "arrow.json";
+/// The GeoArrow extension name for geometries and geographies as WKB binaries.
+pub const WKB_EXTENSION_NAME: &str = "geoarrow.wkb";
+/// The CRS a `GEOMETRY` / `GEOGRAPHY` column without one uses.
+pub const DEFAULT_CRS: &str = "OGC:CRS84";
+
+/// What to change in one top-level column's Arrow field.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LogicalTypeFixup {
+    /// Read the binary column as a string (`ENUM`).
+    pub as_string: bool,
+    /// The extension name and its metadata (`None`: no metadata key) to put on the field.
+    pub extension: Option<(&'static str, Option<String>)>,
+}
+
+/// The fix-ups of the top-level columns of one or more Parquet files, by column name (the first
+/// file that has the column decides).
+pub type LogicalTypeFixups = BTreeMap<String, LogicalTypeFixup>;
+
+/// Adds the fix-ups of the top-level primitive columns of the Parquet schema `schema` to `out`.
+pub fn collect_logical_type_fixups(schema: &SchemaDescriptor, out: &mut LogicalTypeFixups) {
+    for field in schema.root_schema().get_fields() {
+        if out.contains_key(field.name()) {
+            continue;
+        }
+        if let Some(fixup) = fixup_of(field) {
+            out.insert(field.name().to_string(), fixup);
+        }
+    }
+}
+
+fn fixup_of(field: &Type) -> Option<LogicalTypeFixup> {
+    if !field.is_primitive() {
+        return None;
+    }
+    let info = field.get_basic_info();
+    let extension = |name| {
+        Some(LogicalTypeFixup {
+            as_string: false,
+            extension: Some(name),
+        })
+    };
+    match (info.logical_type_ref(), info.converted_type()) {
+        (Some(LogicalType::Enum), _) | (None, ConvertedType::ENUM) => Some(LogicalTypeFixup {
+            as_string: true,
+            extension: None,
+        }),
+        (Some(LogicalType::Uuid), _) => extension((UUID_EXTENSION_NAME, None)),
+        // arrow-rs writes the canonical JSON extension's metadata as ""
+        (Some(LogicalType::Json), _) | (None, ConvertedType::JSON) => {
+            extension((JSON_EXTENSION_NAME, Some(String::new())))
+        }
+        (Some(LogicalType::Geometry(geometry)), _) => {
+            extension((WKB_EXTENSION_NAME, Some(wkb_metadata(&geometry.crs, None))))
+        }
+        (Some(LogicalType::Geography(geography)), _) => {
+            let edges = geography
+                .algorithm
+                .unwrap_or(EdgeInterpolationAlgorithm::SPHERICAL);
+            extension((
+                WKB_EXTENSION_NAME,
+                Some(wkb_metadata(&geography.crs, Some(edges))),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// GeoArrow extension metadata: `{"crs":..}` plus `"edges"` for non-planar edges.
+fn wkb_metadata(crs: &Option<String>, edges: Option<EdgeInterpolationAlgorithm>) -> String {
+    let mut out = String::from("{\"crs\":");
+    json_string(crs.as_deref().unwrap_or(DEFAULT_CRS), &mut out);
+    if let Some(edges) = edges {
+        out.push_str(",\"edges\":");
+        let name = match edges {
+            EdgeInterpolationAlgorithm::SPHERICAL => "spherical".to_string(),
+            EdgeInterpolationAlgorithm::VINCENTY => "vincenty".to_string(),
+            EdgeInterpolationAlgorithm::THOMAS => "thomas".to_string(),
+            EdgeInterpolationAlgorithm::ANDOYER => "andoyer".to_string(),
+            EdgeInterpolationAlgorithm::KARNEY => "karney".to_string(),
+            other => format!("{other:?}").to_lowercase(),
+        };
+        json_string(&name, &mut out);
+    }
+    out.push('}');
+    out
+}
+
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `schema` with `fixups` applied to its top-level fields: binaries read as strings where asked,
+/// extensions added where the field has none yet and its type suits the extension. Returns
+/// `schema` itself when nothing changes.
+pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &LogicalTypeFixups) -> SchemaRef {
+    if fixups.is_empty() {
+        return Arc::clone(schema);
+    }
+    let mut changed = false;
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|field| match fixups.get(field.name()) {
+            Some(fixup) => match fixed_field(field, fixup) {
+                Some(fixed) => {
+                    changed = true;
+                    Arc::new(fixed)
+                }
+                None => Arc::clone(field),
+            },
+            None => Arc::clone(field),
+        })
+        .collect();
+    if !changed {
+        return Arc::clone(schema);
+    }
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+fn fixed_field(field: &Field, fixup: &LogicalTypeFixup) -> Option<Field> {
+    let mut out = field.clone();
+    let mut changed = false;
+    if fixup.as_string {
+        let string = match field.data_type() {
+            DataType::Binary => Some(DataType::Utf8),
+            DataType::LargeBinary => Some(DataType::LargeUtf8),
+            DataType::BinaryView => Some(DataType::Utf8View),
+            _ => None,
+        };
+        if let Some(string) = string {
+            out = out.with_data_type(string);
+            changed = true;
+        }
+    }
+    if let Some((name, metadata)) = &fixup.extension
+        && !field.metadata().contains_key(EXTENSION_NAME_KEY)
+        && extension_fits(name, out.data_type())
+    {
+        let mut md = field.metadata().clone();
+        md.insert(EXTENSION_NAME_KEY.to_string(), name.to_string());
+        if let Some(metadata) = metadata {
+            md.insert(EXTENSION_METADATA_KEY.to_string(), metadata.clone());
+        }
+        out = out.with_metadata(md);
+        changed = true;
+    }
+    changed.then_some(out)
+}
+
+fn extension_fits(name: &str, data_type: &DataType) -> bool {
+    match name {
+        UUID_EXTENSION_NAME => data_type == &DataType::FixedSizeBinary(16),
+        JSON_EXTENSION_NAME => matches!(
+            data_type,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ),
+        _ => matches!(
+            data_type,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crs_is_escaped_and_edges_named() {
+        assert_eq!(
+            wkb_metadata(
+                &Some("a\"b".into()),
+                Some(EdgeInterpolationAlgorithm::KARNEY)
+            ),
+            r#"{"crs":"a\"b","edges":"karney"}"#
+        );
+        assert_eq!(wkb_metadata(&None, None), r#"{"crs":"OGC:CRS84"}"#);
+    }
+}
