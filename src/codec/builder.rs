@@ -3,15 +3,40 @@ use super::bytes::{put_uint, width_for, write_uint};
 use super::error::{Result, VariantError};
 use super::value::{ContainerLayout, Value, Variant, basic_type, primitive};
 
-/// A key dictionary that interns strings into one buffer with an open-addressing hash table,
-/// so building a row allocates nothing once the buffers have grown.
+/// Global keys kept across rows before the dictionary starts afresh (bounds memory when keys
+/// never repeat, e.g. objects used as maps).
+const MAX_KEPT_KEYS: usize = 4096;
+/// Global key bytes kept across rows before the dictionary starts afresh.
+const MAX_KEPT_BYTES: usize = 256 * 1024;
+
+/// A key dictionary that interns strings into one buffer with an open-addressing hash table.
+///
+/// Keys are kept across rows (up to [`MAX_KEPT_KEYS`]), so a key seen before is found without
+/// copying it or rebuilding the table; each row numbers the keys it uses from 0 in first-use
+/// order (its local ids, which become the row's dictionary). Building a row allocates nothing
+/// once the buffers have grown.
 #[derive(Debug, Default)]
 struct KeyDictionary {
     bytes: Vec<u8>,
-    /// `offsets[i]..offsets[i + 1]` is key `i` in `bytes`.
+    /// `offsets[g]..offsets[g + 1]` is global key `g` in `bytes`.
     offsets: Vec<u32>,
-    /// Slots hold `id + 1`; 0 is empty.
+    /// Slots hold `global id + 1`; 0 is empty.
     table: Vec<u32>,
+    /// Per global id: the row that last used it, and its local id in that row.
+    stamp: Vec<u32>,
+    local: Vec<u32>,
+    /// The current row (stamps of 0 mean never).
+    row: u32,
+    /// The row's keys: global ids by local id.
+    row_keys: Vec<u32>,
+    /// Total bytes of the row's keys.
+    row_bytes: usize,
+    /// Per global id, its position among all global keys in byte order; valid for the first
+    /// `ranked` global ids (keys added later are compared as bytes until ranks are recomputed).
+    rank: Vec<u32>,
+    ranked: usize,
+    /// True when this row added a global key.
+    added: bool,
 }
 
 #[inline]
@@ -31,58 +56,125 @@ fn hash_key(key: &[u8]) -> u64 {
 }
 
 impl KeyDictionary {
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.offsets.clear();
-        self.offsets.push(0);
-        self.table.iter_mut().for_each(|s| *s = 0);
+    /// Starts a new row, keeping the keys seen so far unless there are too many; returns true when
+    /// it started afresh (global ids are then renumbered).
+    fn clear(&mut self) -> bool {
+        self.row_keys.clear();
+        self.row_bytes = 0;
+        self.added = false;
+        self.row = self.row.wrapping_add(1);
+        let global = self.offsets.len().saturating_sub(1);
+        if self.row == 0 || global > MAX_KEPT_KEYS || self.bytes.len() > MAX_KEPT_BYTES {
+            self.bytes.clear();
+            self.offsets.clear();
+            self.table.iter_mut().for_each(|s| *s = 0);
+            self.stamp.clear();
+            self.local.clear();
+            self.rank.clear();
+            self.ranked = 0;
+            self.row = 1;
+            self.offsets.push(0);
+            return true;
+        }
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        false
     }
 
+    /// Number of keys the row uses.
     fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
+        self.row_keys.len()
+    }
+
+    /// Total bytes of the row's keys.
+    fn row_bytes(&self) -> usize {
+        self.row_bytes
     }
 
     #[inline]
-    fn key(&self, id: usize) -> &[u8] {
-        &self.bytes[self.offsets[id] as usize..self.offsets[id + 1] as usize]
+    fn global_key(&self, g: usize) -> &[u8] {
+        &self.bytes[self.offsets[g] as usize..self.offsets[g + 1] as usize]
     }
 
-    /// The id of `key`, adding it when new.
+    /// The key with local id `id`.
+    #[inline]
+    fn key(&self, id: usize) -> &[u8] {
+        self.global_key(self.row_keys[id] as usize)
+    }
+
+    /// The local id of `key` in this row, adding it when new.
     fn intern(&mut self, key: &[u8]) -> u32 {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
-        if (self.len() + 1) * 2 > self.table.len() {
+        let global = self.offsets.len() - 1;
+        if (global + 1) * 2 > self.table.len() {
             self.grow();
         }
         let mask = self.table.len() - 1;
         let mut slot = hash_key(key) as usize & mask;
-        loop {
+        let g = loop {
             let entry = self.table[slot];
             if entry == 0 {
-                let id = self.len() as u32;
+                let g = self.offsets.len() - 1;
                 self.bytes.extend_from_slice(key);
                 self.offsets.push(self.bytes.len() as u32);
-                self.table[slot] = id + 1;
-                return id;
+                self.stamp.push(0);
+                self.local.push(0);
+                self.added = true;
+                self.table[slot] = g as u32 + 1;
+                break g;
             }
-            if self.key((entry - 1) as usize) == key {
-                return entry - 1;
+            if self.global_key((entry - 1) as usize) == key {
+                break (entry - 1) as usize;
             }
             slot = (slot + 1) & mask;
+        };
+        if self.stamp[g] != self.row {
+            self.stamp[g] = self.row;
+            self.local[g] = self.row_keys.len() as u32;
+            self.row_keys.push(g as u32);
+            self.row_bytes += key.len();
         }
+        self.local[g]
+    }
+
+    /// Whether the row's keys can be ordered by rank: every key ranked. Ranks are recomputed
+    /// (a sort of all global keys) only after a row that added no key, so that a stream of
+    /// ever-new keys does not sort the whole dictionary on every row.
+    fn ranks_cover_row(&mut self) -> bool {
+        let global = self.offsets.len() - 1;
+        if self.ranked < global && !self.added {
+            let mut by_key: Vec<u32> = (0..global as u32).collect();
+            by_key.sort_unstable_by(|&a, &b| {
+                self.global_key(a as usize).cmp(self.global_key(b as usize))
+            });
+            self.rank.resize(global, 0);
+            for (position, &g) in by_key.iter().enumerate() {
+                self.rank[g as usize] = position as u32;
+            }
+            self.ranked = global;
+        }
+        self.row_keys.iter().all(|&g| (g as usize) < self.ranked)
+    }
+
+    /// The rank of the key with local id `id` (when [`KeyDictionary::ranks_cover_row`]).
+    #[inline]
+    fn rank_of(&self, id: usize) -> u32 {
+        self.rank[self.row_keys[id] as usize]
     }
 
     fn grow(&mut self) {
         let new_len = (self.table.len() * 2).max(64);
         self.table = vec![0; new_len];
         let mask = new_len - 1;
-        for id in 0..self.len() {
-            let mut slot = hash_key(self.key(id)) as usize & mask;
+        for g in 0..self.offsets.len() - 1 {
+            let mut slot = hash_key(self.global_key(g)) as usize & mask;
             while self.table[slot] != 0 {
                 slot = (slot + 1) & mask;
             }
-            self.table[slot] = id as u32 + 1;
+            self.table[slot] = g as u32 + 1;
         }
     }
 }
@@ -122,6 +214,12 @@ pub struct VariantBuilder {
     positions: Vec<usize>,
     pairs: Vec<(u32, u32)>,
     header: Vec<u8>,
+    /// The previous row's keys (global ids by local id), whether they were out of order, and
+    /// whether `order`, `remap` and `metadata` still hold that row's results: a row with the
+    /// same key sequence (typical of event data) reuses them instead of sorting again.
+    previous_keys: Vec<u32>,
+    previous_unsorted: bool,
+    previous_valid: bool,
 }
 
 impl Default for VariantBuilder {
@@ -148,6 +246,9 @@ impl VariantBuilder {
             positions: Vec::new(),
             pairs: Vec::new(),
             header: Vec::new(),
+            previous_keys: Vec::new(),
+            previous_unsorted: false,
+            previous_valid: false,
         };
         b.reset();
         b
@@ -156,8 +257,10 @@ impl VariantBuilder {
     /// Clears all state for the next row (capacity is kept).
     pub fn reset(&mut self) {
         self.value.clear();
-        self.metadata.clear();
-        self.dict.clear();
+        // `metadata` is kept: a row with the previous row's keys reuses it.
+        if self.dict.clear() {
+            self.previous_valid = false;
+        }
         self.stack.clear();
         self.fields.clear();
         self.elements.clear();
@@ -437,29 +540,54 @@ impl VariantBuilder {
     pub fn finish(&mut self) -> Result<()> {
         debug_assert!(self.stack.is_empty(), "finish with open containers");
         let n = self.dict.len();
-        let dict_unsorted = (1..n).any(|i| self.dict.key(i - 1) >= self.dict.key(i));
+        let same_keys = self.previous_valid && self.dict.row_keys == self.previous_keys;
+        self.previous_valid = false;
+        let ranked = !same_keys && n > 1 && self.dict.ranks_cover_row();
+        let dict_unsorted = if same_keys {
+            self.previous_unsorted
+        } else if ranked {
+            (1..n).any(|i| self.dict.rank_of(i - 1) >= self.dict.rank_of(i))
+        } else {
+            (1..n).any(|i| self.dict.key(i - 1) >= self.dict.key(i))
+        };
+        let mut metadata_current = same_keys;
         if dict_unsorted {
-            let dict = &self.dict;
-            self.order.clear();
-            self.order.extend(0..n as u32);
-            self.order
-                .sort_unstable_by(|&a, &b| dict.key(a as usize).cmp(dict.key(b as usize)));
-            self.remap.clear();
-            self.remap.resize(n, 0);
-            for (new_id, &old_id) in self.order.iter().enumerate() {
-                self.remap[old_id as usize] = new_id as u32;
+            if !same_keys {
+                let dict = &self.dict;
+                self.order.clear();
+                self.order.extend(0..n as u32);
+                if ranked {
+                    self.order
+                        .sort_unstable_by_key(|&a| dict.rank_of(a as usize));
+                } else {
+                    self.order
+                        .sort_unstable_by(|&a, &b| dict.key(a as usize).cmp(dict.key(b as usize)));
+                }
+                self.remap.clear();
+                self.remap.resize(n, 0);
+                for (new_id, &old_id) in self.order.iter().enumerate() {
+                    self.remap[old_id as usize] = new_id as u32;
+                }
             }
             if width_for(n - 1) > self.min_id_width {
                 // An object was closed with ids narrower than the final dictionary needs:
-                // re-encode the whole value with the sorted dictionary.
+                // re-encode the whole value with the sorted dictionary (this overwrites
+                // `metadata`).
                 self.reencode_sorted()?;
+                metadata_current = false;
             } else {
                 self.sort_objects(true)?;
             }
         } else if self.objects_unordered {
             self.sort_objects(false)?;
         }
-        self.write_metadata(dict_unsorted);
+        if !metadata_current {
+            self.write_metadata(dict_unsorted);
+        }
+        self.previous_keys.clear();
+        self.previous_keys.extend_from_slice(&self.dict.row_keys);
+        self.previous_unsorted = dict_unsorted;
+        self.previous_valid = true;
         Ok(())
     }
 
@@ -525,7 +653,7 @@ impl VariantBuilder {
 
     fn write_metadata(&mut self, sorted_by_order: bool) {
         let n = self.dict.len();
-        let total = self.dict.bytes.len();
+        let total = self.dict.row_bytes();
         let width = width_for(total.max(n));
         let m = &mut self.metadata;
         m.clear();
