@@ -295,6 +295,52 @@ async fn copy_writes_a_variant_annotated_group() {
     assert_eq!(parquet_logical_type(&file, "id"), None);
 }
 
+/// Expressions that return plain fields (CASE, coalesce, nullif) drop the variant extension; the
+/// columns are still written as VARIANT groups, and read back as variants.
+#[tokio::test]
+async fn variants_from_case_and_coalesce_are_still_annotated() {
+    let dir = scratch("copy-case-coalesce");
+    let file = dir.join("out.parquet");
+    let ctx = ctx();
+    query(
+        &ctx,
+        &format!(
+            "COPY (SELECT column1 AS id, \
+                    coalesce(try_parse_json(column2), parse_json('null')) AS c, \
+                    CASE WHEN column1 = 1 THEN parse_json('[1]') ELSE try_parse_json(column2) END AS w, \
+                    named_struct('metadata', X'01', 'other', X'02') AS s \
+             FROM (VALUES (1, '{{\"a\":1}}'), (2, 'oops'))) \
+             TO '{}' STORED AS PARQUET",
+            path_str(&file)
+        ),
+    )
+    .await;
+    for column in ["c", "w"] {
+        assert!(
+            matches!(
+                parquet_logical_type(&file, column),
+                Some(LogicalType::Variant { .. })
+            ),
+            "{column}: {}",
+            parquet_schema_text(&file)
+        );
+    }
+    // a struct without the variant layout stays a plain group
+    assert_eq!(parquet_logical_type(&file, "s"), None);
+    let batches = query(
+        &ctx,
+        &format!(
+            "SELECT id, to_json(c), to_json(w) FROM '{}' ORDER BY id",
+            path_str(&file)
+        ),
+    )
+    .await;
+    assert_eq!(
+        rows(&batches),
+        vec!["1|{\"a\":1}|[1]".to_string(), "2|null|NULL".to_string()]
+    );
+}
+
 #[tokio::test]
 async fn json_round_trips_through_parquet_unchanged() {
     let dir = scratch("round-trip");

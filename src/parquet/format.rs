@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{GetExt, Result, Statistics, internal_err};
@@ -25,7 +25,9 @@ use parquet::file::metadata::PageIndexPolicy;
 use super::logical_types::{
     LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
 };
-use super::variant_columns::{VariantColumns, collect_variant_columns, with_variant_extension};
+use super::variant_columns::{
+    VariantColumns, VariantMark, collect_variant_columns, with_variant_extension,
+};
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
 ///
@@ -247,6 +249,11 @@ impl FileFormat for VariantParquetFormat {
         conf: FileSinkConfig,
         order_requirements: Option<LexRequirement>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut conf = conf;
+        conf.output_schema = with_variant_extension(
+            &conf.output_schema,
+            &variant_shaped_columns(&conf.output_schema),
+        );
         self.inner
             .create_writer_physical_plan(input, state, conf, order_requirements)
             .await
@@ -255,6 +262,34 @@ impl FileFormat for VariantParquetFormat {
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
         self.inner.file_source(table_schema)
     }
+}
+
+/// Top-level columns that have exactly the unshredded variant layout (`Struct{metadata, value}`,
+/// both binary) without carrying the extension: variants whose field metadata an expression
+/// dropped on the way (`CASE`, `coalesce`, `nullif` return plain fields). They are written as
+/// VARIANT groups like the variants they are.
+fn variant_shaped_columns(schema: &SchemaRef) -> VariantColumns {
+    let binary = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        )
+    };
+    schema
+        .fields()
+        .iter()
+        .filter(|f| match f.data_type() {
+            DataType::Struct(children) => {
+                children.len() == 2
+                    && children[0].name() == "metadata"
+                    && binary(children[0].data_type())
+                    && children[1].name() == "value"
+                    && binary(children[1].data_type())
+            }
+            _ => false,
+        })
+        .map(|f| (f.name().clone(), VariantMark::Annotated))
+        .collect()
 }
 
 /// Creates [`VariantParquetFormat`]s for the `parquet` file type: registered by
