@@ -314,3 +314,28 @@ fn repl_reads_piped_sql() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("id,payload\n1,\"{\"\""), "{stdout}");
 }
+
+/// Table functions and constructors work in the program's session: `LATERAL variant_explode` over
+/// the sample events' item arrays agrees with the arrays' lengths, and `CAST(.. AS VARIANT)` plans.
+#[test]
+fn lateral_explode_and_constructors() {
+    let out = ok(&[
+        "--format",
+        "nd-json",
+        "-c",
+        "SELECT e.id, count(*) AS n, max(variant_array_length(e.payload:items)) AS len, \
+                to_json(CAST(e.id AS VARIANT)) AS v \
+         FROM events e, LATERAL variant_explode(e.payload:items) AS i \
+         WHERE e.kind = 'purchase' GROUP BY e.id ORDER BY e.id LIMIT 5",
+    ]);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect(l))
+        .collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    for row in &lines {
+        assert!(row["n"].as_i64().unwrap() > 0, "{row}");
+        assert_eq!(row["n"], row["len"], "{row}");
+        assert_eq!(row["v"].as_str().unwrap(), row["id"].to_string(), "{row}");
+    }
+}
