@@ -37,6 +37,9 @@ pub(crate) struct RawKeys<'a> {
     pub(crate) len: usize,
     pub(crate) sorted: bool,
     pub(crate) strings_start: usize,
+    /// The offset table (`len + 1` offsets) and the key bytes after it.
+    offsets: &'a [u8],
+    strings: &'a [u8],
 }
 
 impl<'a> RawKeys<'a> {
@@ -48,12 +51,18 @@ impl<'a> RawKeys<'a> {
         }
         let offset_size = ((header >> 6) & 0x03) as usize + 1;
         let len = raw_uint(bytes, 1, offset_size)?;
+        let strings_start = 1 + (len + 2) * offset_size;
+        let offsets = bytes
+            .get(1 + offset_size..strings_start)
+            .ok_or(Unreadable)?;
         Ok(RawKeys {
             bytes,
             offset_size,
             len,
             sorted: header & 0x10 != 0,
-            strings_start: 1 + (len + 2) * offset_size,
+            strings_start,
+            offsets,
+            strings: &bytes[strings_start..],
         })
     }
 
@@ -100,15 +109,17 @@ impl<'a> RawKeys<'a> {
 
     #[inline]
     pub(crate) fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
-        if id >= self.len {
-            return Err(Unreadable);
-        }
-        let at = 1 + (id + 1) * self.offset_size;
-        let start = raw_uint(self.bytes, at, self.offset_size)?;
-        let end = raw_uint(self.bytes, at + self.offset_size, self.offset_size)?;
-        self.bytes
-            .get(self.strings_start + start..self.strings_start + end)
-            .ok_or(Unreadable)
+        let (start, end) = match self.offset_size {
+            1 => match self.offsets.get(id..id + 2) {
+                Some(&[start, end]) => (start as usize, end as usize),
+                _ => return Err(Unreadable),
+            },
+            n => (
+                raw_uint(self.offsets, id * n, n)?,
+                raw_uint(self.offsets, (id + 1) * n, n)?,
+            ),
+        };
+        self.strings.get(start..end).ok_or(Unreadable)
     }
 }
 
