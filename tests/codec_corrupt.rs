@@ -581,3 +581,21 @@ fn nesting_depth() {
     );
     assert!(json(EMPTY_META, &very_deep).is_err());
 }
+
+/// Inputs the fuzzer found, kept as regressions.
+#[test]
+fn fuzz_regressions() {
+    let hex = |s: &str| -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    // Metadata whose sorted flag lies (offsets out of order): `lookup_raw` used to trust the flag
+    // for a dictionary search and miss a key that `navigate` found by scanning.
+    let m = hex("710800000000000100900000000000000003000601611900ff66");
+    let v = hex(
+        "021d000000010300060700003a0000000000212200221d00000000000000000070ff030000000000000000000000000000000000000000000000000038000038387f0000003838383838383a383838383838383801ffffff233f22212200000059000000000100001c1c1c1c1c1c1c2f1c1c1c0000",
+    );
+    exercise(&m, &v);
+}

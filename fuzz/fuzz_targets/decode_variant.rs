@@ -2,11 +2,14 @@
 //!
 //! Input layout: the first byte is the metadata length `n`; the next `n` bytes are the metadata and
 //! the rest is the value. When `validate` accepts the bytes, `write_json` must succeed and produce
-//! JSON that our own parser reads back.
+//! JSON that our own parser reads back. The byte-level readers of the hot loops agree with the
+//! checked views: `JsonRowWriter` renders exactly what `write_json` renders (or fails where it
+//! fails), and `lookup_raw` finds what `navigate` finds wherever both read the bytes.
 #![no_main]
 
 use datafusion_parquet_variant::codec::{
-    JsonParser, SessionTimeZone, Variant, VariantBuilder, validate, write_json,
+    JsonParser, JsonRowWriter, SessionTimeZone, Variant, VariantBuilder, VariantPath, validate,
+    write_json,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -26,6 +29,33 @@ fuzz_target!(|data: &[u8]| {
         Ok(v) => write_json(&mut out, v, &tz).is_ok(),
         Err(_) => false,
     };
+
+    let mut fast = Vec::new();
+    let fast_written = JsonRowWriter::default()
+        .write(&mut fast, metadata, value, &tz)
+        .is_ok();
+    assert_eq!(
+        fast_written, written,
+        "JsonRowWriter and write_json disagree"
+    );
+    if written {
+        assert_eq!(fast, out, "JsonRowWriter and write_json render differently");
+    }
+    for path in ["$", "$.a", "$[0]", "$.a[1].b", "$['']"] {
+        let path = VariantPath::parse(path).unwrap();
+        let raw = path.lookup_raw(metadata, value);
+        let nav = Variant::try_new(metadata, value).and_then(|v| path.navigate(v));
+        if let (Ok(raw), Ok(nav)) = (raw, nav) {
+            assert_eq!(
+                raw.map(|b| b.as_ptr()),
+                nav.map(|n| n.value_bytes().as_ptr()),
+                "lookup_raw and navigate disagree at {path}"
+            );
+        }
+        if valid {
+            assert!(raw.is_ok(), "lookup_raw cannot read valid bytes at {path}");
+        }
+    }
 
     if valid {
         assert!(written, "write_json failed on validated bytes");

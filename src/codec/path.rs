@@ -220,10 +220,9 @@ impl VariantPath {
     }
 }
 
-/// The field `key` of the object at `value[0]`, like `ObjectView::get`: a binary search over the
-/// object's keys. A miss is certain when the key is in no object of this variant (absent from a
-/// sorted dictionary) or when the object's fields are sorted; objects whose fields are not (DuckDB
-/// writes them) are scanned.
+/// The field `key` of the object at `value[0]`, exactly like `ObjectView::get`: a binary search
+/// over the object's keys; a miss is certain when the object's fields are sorted (by id when the
+/// dictionary says it is sorted); objects whose fields are not (DuckDB writes them) are scanned.
 #[inline]
 fn raw_field<'a>(
     keys: &RawKeys<'_>,
@@ -239,9 +238,6 @@ fn raw_field<'a>(
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return layout.child(value, mid).map(Some),
         }
-    }
-    if keys.sorted && keys.find(key)?.is_none() {
-        return Ok(None);
     }
     for i in 1..layout.num {
         let (a, b) = (layout.id(value, i - 1)?, layout.id(value, i)?);

@@ -92,21 +92,6 @@ impl<'a> RawKeys<'a> {
         Ok(())
     }
 
-    /// The id of `key` in a sorted dictionary (a binary search).
-    #[inline]
-    pub(crate) fn find(&self, key: &[u8]) -> Result<Option<usize>, Unreadable> {
-        let (mut lo, mut hi) = (0, self.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match compare_keys(self.key(mid)?, key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(Some(mid)),
-            }
-        }
-        Ok(None)
-    }
-
     #[inline]
     pub(crate) fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
         let (start, end) = match self.offset_size {
