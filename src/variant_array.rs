@@ -194,6 +194,20 @@ pub struct VariantRows<'a> {
 }
 
 impl<'a> VariantRows<'a> {
+    /// Rows of an unshredded variant struct array borrowed as it is; None when it is not one
+    /// (shredded, an untyped NULL, ...: use [`VariantColumn`]).
+    pub fn borrowed(array: &'a ArrayRef) -> Option<Self> {
+        let s = array.as_struct_opt()?;
+        if s.column_by_name("typed_value").is_some() {
+            return None;
+        }
+        Some(VariantRows {
+            nulls: s.nulls(),
+            metadata: BinaryColumn::try_new(s.column_by_name("metadata")?).ok()?,
+            value: BinaryColumn::try_new(s.column_by_name("value")?).ok()?,
+        })
+    }
+
     /// Row `i` as raw `(metadata, value)` bytes, or None for SQL NULL.
     #[inline]
     pub fn bytes(&self, i: usize) -> Option<(&'a [u8], &'a [u8])> {

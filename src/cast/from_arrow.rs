@@ -25,7 +25,8 @@ use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
 
 use crate::codec::VariantBuilder;
 use crate::variant_array::{
-    EXTENSION_NAME_KEY, VariantArrayBuilder, VariantColumn, has_variant_shape, is_variant_field,
+    EXTENSION_NAME_KEY, VariantArrayBuilder, VariantColumn, VariantRows, has_variant_shape,
+    is_variant_field,
 };
 
 /// The canonical Arrow extension name of UUID columns (`FixedSizeBinary(16)`).
@@ -242,7 +243,10 @@ enum Node<'a> {
     Struct(Vec<&'a str>, Vec<ArrowToVariant<'a>>),
     Map(&'a [i32], Keys<'a>, Box<ArrowToVariant<'a>>),
     Dictionary(Vec<usize>, Box<ArrowToVariant<'a>>),
-    Variant(VariantColumn),
+    /// An unshredded variant column, read in place.
+    Variant(VariantRows<'a>),
+    /// A shredded one, reassembled first.
+    ShreddedVariant(VariantColumn),
 }
 
 fn list<'a, O: OffsetSizeTrait>(
@@ -272,7 +276,10 @@ impl<'a> ArrowToVariant<'a> {
     /// Prepares the conversion of `array`, whose field is `field` (for extension types).
     pub fn try_new(function: &'a str, field: &Field, array: &'a ArrayRef) -> Result<Self> {
         let node = if is_variant(field) {
-            Node::Variant(VariantColumn::try_new(array)?)
+            match VariantRows::borrowed(array) {
+                Some(rows) => Node::Variant(rows),
+                None => Node::ShreddedVariant(VariantColumn::try_new(array)?),
+            }
         } else {
             Self::node(function, field, array)?
         };
@@ -490,7 +497,11 @@ impl<'a> ArrowToVariant<'a> {
                 b.end_object().map_err(|e| conversion_error(f, e))?;
             }
             Node::Dictionary(keys, values) => values.write(keys[row], b)?,
-            Node::Variant(column) => match column.rows()?.get(row)? {
+            Node::Variant(rows) => match rows.get(row)? {
+                Some(v) => b.append_variant(v).map_err(|e| conversion_error(f, e))?,
+                None => b.null(),
+            },
+            Node::ShreddedVariant(column) => match column.rows()?.get(row)? {
                 Some(v) => b.append_variant(v).map_err(|e| conversion_error(f, e))?,
                 None => b.null(),
             },
