@@ -45,7 +45,7 @@ pub use format::SessionTimeZone;
 pub use json_parse::JsonParser;
 pub use json_write::{JsonRowWriter, write_json};
 pub use metadata::Metadata;
-pub use path::{InvalidPath, PathNavigator, PathSegment, VariantPath};
+pub use path::{InvalidPath, PathSegment, VariantPath};
 pub use raw::Unreadable;
 pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};
 pub use value::{ArrayView, ObjectView, Value, Variant, basic_type, primitive, value_size};

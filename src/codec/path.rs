@@ -111,7 +111,7 @@ impl VariantPath {
     /// Follows the path from `v`; `Ok(None)` when a key is absent, an index is out of range, or a
     /// segment meets a value of the wrong kind (key on a non-object, index on a non-array).
     pub fn navigate<'a>(&self, v: Variant<'a>) -> CodecResult<Option<Variant<'a>>> {
-        follow(v, self.segments.iter().map(|s| (s, None)))
+        follow(v, &self.segments)
     }
 }
 
@@ -130,56 +130,6 @@ impl fmt::Display for VariantPath {
             }
         }
         Ok(())
-    }
-}
-
-/// Follows one path over many rows. When the metadata is sorted (its keys unique) and repeats
-/// from row to row (the common case), each key is resolved to its dictionary id once and objects
-/// are searched by id; rows whose metadata differs from the previous row's are searched by name,
-/// without a dictionary lookup (ids are resolved on the second row with the same metadata).
-#[derive(Debug)]
-pub struct PathNavigator<'p> {
-    path: &'p VariantPath,
-    metadata: Vec<u8>,
-    ids: Vec<Option<usize>>,
-    resolved: bool,
-}
-
-impl<'p> PathNavigator<'p> {
-    /// A navigator for `path`.
-    pub fn new(path: &'p VariantPath) -> Self {
-        PathNavigator {
-            path,
-            metadata: Vec::new(),
-            ids: Vec::with_capacity(path.segments.len()),
-            resolved: false,
-        }
-    }
-
-    /// Like [`VariantPath::navigate`].
-    pub fn navigate<'a>(&mut self, v: Variant<'a>) -> CodecResult<Option<Variant<'a>>> {
-        let metadata = v.metadata();
-        if !metadata.is_sorted() {
-            return self.path.navigate(v);
-        }
-        if self.metadata != metadata.bytes() {
-            self.metadata.clear();
-            self.metadata.extend_from_slice(metadata.bytes());
-            self.resolved = false;
-            return self.path.navigate(v);
-        }
-        if !self.resolved {
-            self.ids.clear();
-            for segment in &self.path.segments {
-                self.ids.push(match segment {
-                    PathSegment::Key(k) => metadata.find(k)?,
-                    PathSegment::Index(_) => None,
-                });
-            }
-            self.resolved = true;
-        }
-        let ids = self.ids.iter().map(|id| Some(*id));
-        follow(v, self.path.segments.iter().zip(ids))
     }
 }
 
@@ -258,21 +208,12 @@ fn raw_field<'a>(
     Ok(None)
 }
 
-/// Follows `steps` from `v`. A step is a segment and, for keys when the metadata is sorted, the
-/// key's dictionary id (`Some(None)`: the key is in no object of this metadata); `None` looks
-/// keys up by name.
-fn follow<'a, 's>(
-    v: Variant<'a>,
-    steps: impl Iterator<Item = (&'s PathSegment, Option<Option<usize>>)>,
-) -> CodecResult<Option<Variant<'a>>> {
+/// Follows `segments` from `v`, looking keys up by name.
+fn follow<'a>(v: Variant<'a>, segments: &[PathSegment]) -> CodecResult<Option<Variant<'a>>> {
     let mut current = v;
-    for (segment, id) in steps {
+    for segment in segments {
         let next = match (segment, current.get()?) {
-            (PathSegment::Key(k), Value::Object(obj)) => match id {
-                None => obj.get(k)?,
-                Some(Some(id)) => obj.get_by_id(id)?,
-                Some(None) => None,
-            },
+            (PathSegment::Key(k), Value::Object(obj)) => obj.get(k)?,
             (PathSegment::Index(i), Value::Array(arr)) => arr.get(*i as usize)?,
             _ => None,
         };
@@ -386,10 +327,10 @@ mod tests {
         }
     }
 
-    /// The navigator (dictionary ids cached across rows) finds what `navigate` finds, on rows
-    /// with shared and with changing metadata.
+    /// The byte-level lookup finds what `navigate` finds, on rows with shared and with changing
+    /// metadata.
     #[test]
-    fn navigator_matches_navigate() {
+    fn lookup_raw_matches_navigate() {
         use crate::codec::{JsonParser, VariantBuilder};
         let docs = [
             r#"{"a": {"b": [1, 2]}, "c": 3}"#,
@@ -410,11 +351,12 @@ mod tests {
             .collect();
         for p in paths {
             let path = VariantPath::parse(p).unwrap();
-            let mut nav = PathNavigator::new(&path);
             for (m, v) in &encoded {
-                let v = Variant::try_new(m, v).unwrap();
-                let a = path.navigate(v).unwrap().map(|x| x.value_bytes().as_ptr());
-                let b = nav.navigate(v).unwrap().map(|x| x.value_bytes().as_ptr());
+                let a = path
+                    .navigate(Variant::try_new(m, v).unwrap())
+                    .unwrap()
+                    .map(|x| x.value_bytes().as_ptr());
+                let b = path.lookup_raw(m, v).unwrap().map(|x| x.as_ptr());
                 assert_eq!(a, b, "{p}");
             }
         }
