@@ -2,12 +2,13 @@
 //! string access, error conversion and documentation sections.
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
 use datafusion::logical_expr::{ColumnarValue, DocSection, ReturnFieldArgs, ScalarFunctionArgs};
 
-use crate::codec::{SessionTimeZone, VariantError};
+use crate::codec::{SessionTimeZone, VariantError, VariantPath};
 use crate::variant_array::{check_variant_arg, variant_field};
 
 /// The documentation section of every variant function.
@@ -113,4 +114,56 @@ pub fn excerpt(s: &str) -> String {
         end -= 1;
     }
     format!("{}...", &s[..end])
+}
+
+/// A path argument: a constant parsed once, or a column parsed row by row (consecutive equal
+/// paths are parsed once).
+pub(crate) enum PathArg {
+    /// A constant path (None: SQL NULL).
+    Constant(Option<VariantPath>),
+    /// A column of paths, with the last parsed one and its row.
+    Column(StringArray, Option<(usize, VariantPath)>),
+}
+
+impl PathArg {
+    /// Parses a constant path now; casts a path column (any string layout, dictionaries too) to
+    /// `Utf8`.
+    pub(crate) fn try_new(function: &str, arg: ColumnarValue) -> Result<Self> {
+        match arg {
+            ColumnarValue::Scalar(s) if s.is_null() => Ok(PathArg::Constant(None)),
+            ColumnarValue::Scalar(s) => match s.try_as_str() {
+                Some(Some(text)) => Ok(PathArg::Constant(Some(parse_path(function, text)?))),
+                _ => exec_err!("{function} expects a string path, got {}", s.data_type()),
+            },
+            ColumnarValue::Array(a) => {
+                let strings = cast(&a, &DataType::Utf8)?;
+                Ok(PathArg::Column(strings.as_string::<i32>().clone(), None))
+            }
+        }
+    }
+
+    /// The path of `row`, None for SQL NULL.
+    pub(crate) fn get(&mut self, function: &str, row: usize) -> Result<Option<&VariantPath>> {
+        match self {
+            PathArg::Constant(p) => Ok(p.as_ref()),
+            PathArg::Column(strings, cache) => {
+                if strings.is_null(row) {
+                    return Ok(None);
+                }
+                let text = strings.value(row);
+                let reuse = cache
+                    .as_ref()
+                    .is_some_and(|(r, _)| strings.value(*r) == text);
+                if !reuse {
+                    *cache = Some((row, parse_path(function, text)?));
+                }
+                Ok(cache.as_ref().map(|(_, p)| p))
+            }
+        }
+    }
+}
+
+/// Parses a path; an invalid one is an error naming the function and the path.
+pub(crate) fn parse_path(function: &str, text: &str) -> Result<VariantPath> {
+    VariantPath::parse(text).map_err(|e| DataFusionError::Execution(format!("{e} in `{function}`")))
 }

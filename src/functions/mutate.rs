@@ -4,15 +4,16 @@
 //! Nothing goes through JSON: untouched sub-values are copied as they are.
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs};
 
-use super::common::{check_variant_args, codec_error, single_row_scalar, variant_return_field};
+use super::common::{
+    PathArg, check_variant_args, codec_error, single_row_scalar, variant_return_field,
+};
 use crate::cast::{ArrowToVariant, check_convertible};
-use crate::codec::{PathSegment, Value, Variant, VariantBuilder, VariantPath};
+use crate::codec::{PathSegment, Value, Variant, VariantBuilder};
 use crate::variant_array::{VariantArrayBuilder, VariantColumn};
 
 /// How far past the end of an array an index may reach: padding more variant nulls than this
@@ -174,11 +175,8 @@ fn walk(
             b.end_array();
             Ok(Outcome::Changed)
         }
-        (_, value) if edit == Edit::Delete => {
-            // Nothing to delete where the path does not lead.
-            let _ = value;
-            Ok(Outcome::Unchanged)
-        }
+        // Nothing to delete where the path does not lead.
+        _ if edit == Edit::Delete => Ok(Outcome::Unchanged),
         (PathSegment::Key(key), value) => Ok(Outcome::Rejected(format!(
             "the path segment `{key}` needs an object, found {}",
             kind(value)
@@ -246,55 +244,6 @@ fn create(
         }
     }
     Ok(None)
-}
-
-/// A path argument: a constant parsed once, or a column parsed row by row (consecutive equal
-/// paths are parsed once).
-enum PathArg {
-    Constant(Option<VariantPath>),
-    Column(StringArray, Option<(usize, VariantPath)>),
-}
-
-impl PathArg {
-    fn try_new(function: &str, arg: ColumnarValue) -> Result<Self> {
-        match arg {
-            ColumnarValue::Scalar(s) if s.is_null() => Ok(PathArg::Constant(None)),
-            ColumnarValue::Scalar(s) => match s.try_as_str() {
-                Some(Some(text)) => Ok(PathArg::Constant(Some(parse_path(function, text)?))),
-                _ => exec_err!("{function} expects a string path, got {}", s.data_type()),
-            },
-            ColumnarValue::Array(a) => {
-                let strings = cast(&a, &DataType::Utf8)?;
-                Ok(PathArg::Column(strings.as_string::<i32>().clone(), None))
-            }
-        }
-    }
-
-    /// The path of `row`, None for SQL NULL.
-    fn get(&mut self, function: &str, row: usize) -> Result<Option<&VariantPath>> {
-        match self {
-            PathArg::Constant(p) => Ok(p.as_ref()),
-            PathArg::Column(strings, cache) => {
-                if strings.is_null(row) {
-                    return Ok(None);
-                }
-                let text = strings.value(row);
-                let reuse = cache
-                    .as_ref()
-                    .is_some_and(|(r, _)| strings.value(*r) == text);
-                if !reuse {
-                    *cache = Some((row, parse_path(function, text)?));
-                }
-                Ok(cache.as_ref().map(|(_, p)| p))
-            }
-        }
-    }
-}
-
-fn parse_path(function: &str, text: &str) -> Result<VariantPath> {
-    let path = VariantPath::parse(text)
-        .map_err(|e| DataFusionError::Execution(format!("{e} in `{function}`")))?;
-    Ok(path)
 }
 
 /// Checks a mutator's arguments at planning time: a variant, then `paths` string arguments, then

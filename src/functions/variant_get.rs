@@ -2,7 +2,6 @@
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
-use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::expr::ScalarFunction;
@@ -13,7 +12,7 @@ use datafusion::logical_expr::{
 };
 
 use super::common::{
-    DOC_SECTION_VARIANT, check_variant_args, codec_error, for_each_string, session_time_zone,
+    DOC_SECTION_VARIANT, PathArg, check_variant_args, codec_error, parse_path, session_time_zone,
     single_row_scalar,
 };
 use crate::cast::target_type::parse_target_type;
@@ -213,19 +212,18 @@ pub(crate) fn invoke_get(
                 }
             }
         }
-        ColumnarValue::Array(mut paths) => {
-            if let DataType::Dictionary(_, value) = paths.data_type() {
-                paths = cast(&paths, value)?;
-            }
-            for_each_string(function, &paths, |i, text| {
-                let found = match (text, variants.get(i)?) {
-                    (Some(text), Some(v)) => parse_path(function, text)?
-                        .navigate(v)
-                        .map_err(|e| codec_error(function, e))?,
+        paths @ ColumnarValue::Array(_) => {
+            // Consecutive equal paths are parsed once.
+            let mut paths = PathArg::try_new(function, paths)?;
+            for i in 0..rows {
+                let found = match (paths.get(function, i)?, variants.get(i)?) {
+                    (Some(path), Some(v)) => {
+                        path.navigate(v).map_err(|e| codec_error(function, e))?
+                    }
                     _ => None,
                 };
-                emit(&mut out, found, &opts)
-            })?;
+                emit(&mut out, found, &opts)?;
+            }
         }
     }
     let result: ArrayRef = out.finish()?;
@@ -248,10 +246,6 @@ fn emit(out: &mut TypedBuilder, found: Option<Variant<'_>>, opts: &CastOptions) 
         None => out.append_null(),
     }
     Ok(())
-}
-
-fn parse_path(function: &str, text: &str) -> Result<VariantPath> {
-    VariantPath::parse(text).map_err(|e| DataFusionError::Execution(format!("{e} in `{function}`")))
 }
 
 impl ScalarUDFImpl for VariantGet {

@@ -19,6 +19,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType};
 use parquet::schema::types::{SchemaDescriptor, Type};
 
+use crate::codec::format::write_json_string;
 use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 
 pub use crate::cast::from_arrow::UUID_EXTENSION_NAME;
@@ -93,10 +94,10 @@ fn fixup_of(field: &Type) -> Option<LogicalTypeFixup> {
 
 /// GeoArrow extension metadata: `{"crs":..}` plus `"edges"` for non-planar edges.
 fn wkb_metadata(crs: &Option<String>, edges: Option<EdgeInterpolationAlgorithm>) -> String {
-    let mut out = String::from("{\"crs\":");
-    json_string(crs.as_deref().unwrap_or(DEFAULT_CRS), &mut out);
+    let mut out = b"{\"crs\":".to_vec();
+    write_json_string(&mut out, crs.as_deref().unwrap_or(DEFAULT_CRS));
     if let Some(edges) = edges {
-        out.push_str(",\"edges\":");
+        out.extend_from_slice(b",\"edges\":");
         let name = match edges {
             EdgeInterpolationAlgorithm::SPHERICAL => "spherical".to_string(),
             EdgeInterpolationAlgorithm::VINCENTY => "vincenty".to_string(),
@@ -105,23 +106,10 @@ fn wkb_metadata(crs: &Option<String>, edges: Option<EdgeInterpolationAlgorithm>)
             EdgeInterpolationAlgorithm::KARNEY => "karney".to_string(),
             other => format!("{other:?}").to_lowercase(),
         };
-        json_string(&name, &mut out);
+        write_json_string(&mut out, &name);
     }
-    out.push('}');
-    out
-}
-
-fn json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    out.push(b'}');
+    String::from_utf8(out).expect("JSON text of strings is UTF-8")
 }
 
 /// `schema` with `fixups` applied to its top-level fields: binaries read as strings where asked,
