@@ -7,6 +7,8 @@
 //! - [`variant_array`]: variant columns in Arrow (`arrow.parquet.variant` struct arrays).
 //! - [`functions`]: the SQL functions (`parse_json`, `to_json`, ...).
 //! - [`display`]: renders variant columns as JSON for query output.
+//! - [`shredding`]: shredded variants (`typed_value`): reassembly and shredding.
+//! - [`parquet`]: the Parquet file format that reads and writes variant columns.
 //! - [`register_all`]: registers everything with a `SessionContext` in one call.
 
 pub mod cast;
@@ -16,7 +18,7 @@ pub mod display;
 pub mod functions;
 pub mod parquet;
 mod register;
-mod shredding;
+pub mod shredding;
 pub mod sql;
 pub mod variant_array;
 pub mod variant_schema;

@@ -2,6 +2,7 @@
 use std::sync::Arc;
 
 use datafusion::catalog::Session;
+use datafusion::common::config::TableOptions;
 use datafusion::error::Result;
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
@@ -10,7 +11,7 @@ use datafusion::prelude::SessionContext;
 
 use crate::display::variant_extension_registration;
 use crate::functions::{aggregate_functions, scalar_functions};
-use crate::parquet::VariantParquetFormatFactory;
+use crate::parquet::{VariantParquetFormatFactory, VariantTableOptions};
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
     VariantTypePlanner,
@@ -30,6 +31,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     for udaf in aggregate_functions() {
         ctx.register_udaf(udaf.as_ref().clone());
     }
+    ctx.register_table_options_extension(VariantTableOptions::default());
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
@@ -75,6 +77,11 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .relation_planners()
         .get_or_insert_with(Vec::new)
         .insert(0, Arc::new(VariantExplodePlanner));
+    builder
+        .table_options()
+        .get_or_insert_with(TableOptions::default)
+        .extensions
+        .insert(VariantTableOptions::default());
     // first wins when the state is built, so this replaces DataFusion's `parquet` format
     builder
         .file_formats()

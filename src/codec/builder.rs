@@ -764,3 +764,35 @@ pub(crate) fn decimal_digits(v: i128) -> u32 {
     }
     d
 }
+
+/// Writes an object whose field values are already encoded against some metadata: `fields` are
+/// `(field id, value bytes)` pairs in the order they are stored (the caller keeps them sorted by
+/// key name, as the encoding requires). Widths are the smallest that fit; the values are copied
+/// unchanged. Used to write the residual `value` of a partially shredded object.
+pub fn write_object(out: &mut Vec<u8>, fields: &[(u32, &[u8])]) {
+    let n = fields.len();
+    let max_id = fields.iter().map(|f| f.0).max().unwrap_or(0) as usize;
+    let data_size: usize = fields.iter().map(|f| f.1.len()).sum();
+    let id_width = width_for(max_id);
+    let offset_width = width_for(data_size);
+    let is_large = n > 255;
+    out.push(
+        basic_type::OBJECT
+            | ((is_large as u8) << 6)
+            | (((id_width - 1) as u8) << 4)
+            | (((offset_width - 1) as u8) << 2),
+    );
+    write_uint(out, n as u32, if is_large { 4 } else { 1 });
+    for f in fields {
+        write_uint(out, f.0, id_width);
+    }
+    let mut offset = 0;
+    for f in fields {
+        write_uint(out, offset as u32, offset_width);
+        offset += f.1.len();
+    }
+    write_uint(out, data_size as u32, offset_width);
+    for f in fields {
+        out.extend_from_slice(f.1);
+    }
+}

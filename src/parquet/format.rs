@@ -17,11 +17,15 @@ use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, File
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_expr::LexOrdering;
-use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
+use datafusion::physical_expr_adapter::{
+    DefaultPhysicalExprAdapterFactory, PhysicalExprAdapterFactory,
+};
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use parquet::file::metadata::PageIndexPolicy;
 
+use super::ShreddingOptions;
+use super::expr_adapter::VariantExprAdapterFactory;
 use super::logical_types::{
     LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
 };
@@ -45,6 +49,7 @@ use super::variant_columns::{
 pub struct VariantParquetFormat {
     inner: ParquetFormat,
     expr_adapter_factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    shredding: ShreddingOptions,
 }
 
 impl VariantParquetFormat {
@@ -58,7 +63,20 @@ impl VariantParquetFormat {
         Self {
             inner,
             expr_adapter_factory: None,
+            shredding: ShreddingOptions::new(),
         }
+    }
+
+    /// Writes the variant columns `shredding` names shredded (`COPY`, `INSERT`); reading is
+    /// unaffected.
+    pub fn with_shredding(mut self, shredding: ShreddingOptions) -> Self {
+        self.shredding = shredding;
+        self
+    }
+
+    /// The columns written shredded.
+    pub fn shredding(&self) -> &ShreddingOptions {
+        &self.shredding
     }
 
     /// Sets the Parquet options (as `ParquetFormat::with_options`).
@@ -83,9 +101,10 @@ impl VariantParquetFormat {
     /// of that file's `typed_value` columns: DataFusion moves `variant_get(v, ..)` calls into the
     /// scan's projection, which the adapter rewrites per file.
     ///
+    /// It is wrapped in a [`VariantExprAdapterFactory`], which reassembles variant columns whose
+    /// file layout differs from the table's (`None`: DataFusion's default adapter, wrapped).
     /// DataFusion 55's Parquet opener creates the adapter for a file only when the scan has a
-    /// predicate or the file's schema differs from the table's (`None` keeps DataFusion's
-    /// default adapter).
+    /// predicate or the file's schema differs from the table's.
     pub fn with_expr_adapter_factory(
         mut self,
         factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
@@ -237,7 +256,11 @@ impl FileFormat for VariantParquetFormat {
         mut conf: FileScanConfig,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         if conf.expr_adapter_factory.is_none() {
-            conf.expr_adapter_factory = self.expr_adapter_factory.clone();
+            let inner = self
+                .expr_adapter_factory
+                .clone()
+                .unwrap_or_else(|| Arc::new(DefaultPhysicalExprAdapterFactory));
+            conf.expr_adapter_factory = Some(Arc::new(VariantExprAdapterFactory::new(inner)));
         }
         self.inner.create_physical_plan(state, conf).await
     }
@@ -254,6 +277,10 @@ impl FileFormat for VariantParquetFormat {
             &conf.output_schema,
             &variant_shaped_columns(&conf.output_schema),
         );
+        let mut input = input;
+        if !self.shredding.is_empty() {
+            (input, conf.output_schema) = self.shredding.apply(input, &conf.output_schema)?;
+        }
         self.inner
             .create_writer_physical_plan(input, state, conf, order_requirements)
             .await
@@ -300,6 +327,7 @@ fn variant_shaped_columns(schema: &SchemaRef) -> VariantColumns {
 pub struct VariantParquetFormatFactory {
     inner: ParquetFormatFactory,
     expr_adapter_factory: Option<Arc<dyn PhysicalExprAdapterFactory>>,
+    shredding: ShreddingOptions,
 }
 
 impl VariantParquetFormatFactory {
@@ -308,6 +336,7 @@ impl VariantParquetFormatFactory {
         Self {
             inner: ParquetFormatFactory::new(),
             expr_adapter_factory: None,
+            shredding: ShreddingOptions::new(),
         }
     }
 
@@ -317,6 +346,7 @@ impl VariantParquetFormatFactory {
         Self {
             inner: ParquetFormatFactory::new_with_options(options),
             expr_adapter_factory: None,
+            shredding: ShreddingOptions::new(),
         }
     }
 
@@ -330,14 +360,27 @@ impl VariantParquetFormatFactory {
         self
     }
 
-    fn wrap(&self, format: Arc<dyn FileFormat>) -> Result<Arc<dyn FileFormat>> {
+    /// Gives every format this factory creates `shredding` (see
+    /// [`VariantParquetFormat::with_shredding`]); `variant.shred.*` options of a statement add
+    /// to it.
+    pub fn with_shredding(mut self, shredding: ShreddingOptions) -> Self {
+        self.shredding = shredding;
+        self
+    }
+
+    fn wrap(
+        &self,
+        format: Arc<dyn FileFormat>,
+        shredding: ShreddingOptions,
+    ) -> Result<Arc<dyn FileFormat>> {
         let Some(parquet) = format.downcast_ref::<ParquetFormat>() else {
             return internal_err!("ParquetFormatFactory did not create a ParquetFormat");
         };
         let inner = ParquetFormat::default().with_options(parquet.options().clone());
         Ok(Arc::new(
             VariantParquetFormat::from_parquet_format(inner)
-                .with_expr_adapter_factory(self.expr_adapter_factory.clone()),
+                .with_expr_adapter_factory(self.expr_adapter_factory.clone())
+                .with_shredding(shredding),
         ))
     }
 }
@@ -354,13 +397,19 @@ impl FileFormatFactory for VariantParquetFormatFactory {
         state: &dyn Session,
         format_options: &HashMap<String, String>,
     ) -> Result<Arc<dyn FileFormat>> {
-        self.wrap(self.inner.create(state, format_options)?)
+        let mut format_options = format_options.clone();
+        let shredding = self
+            .shredding
+            .clone()
+            .merged(ShreddingOptions::take_from(&mut format_options)?);
+        self.wrap(self.inner.create(state, &format_options)?, shredding)
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
         Arc::new(
             VariantParquetFormat::new()
-                .with_expr_adapter_factory(self.expr_adapter_factory.clone()),
+                .with_expr_adapter_factory(self.expr_adapter_factory.clone())
+                .with_shredding(self.shredding.clone()),
         )
     }
 }
@@ -376,6 +425,7 @@ impl fmt::Debug for VariantParquetFormatFactory {
         f.debug_struct("VariantParquetFormatFactory")
             .field("options", &self.inner.options)
             .field("expr_adapter_factory", &self.expr_adapter_factory)
+            .field("shredding", &self.shredding)
             .finish()
     }
 }

@@ -13,19 +13,53 @@
 //!   crate's conversion leaves plain (`ENUM` as a string; `UUID`, `JSON`, `GEOMETRY`, `GEOGRAPHY`
 //!   extensions).
 //!
+//! - [`ShreddingOptions`] / [`write_parquet`]: writing variant columns shredded, from `COPY ..
+//!   OPTIONS ('variant.shred.v' 'struct<a bigint, b string>')` or from Rust.
+//!
 //! Shredded files are read as they are (`typed_value` columns included) and reassembled by the
 //! functions. A per-file expression rewrite reading `typed_value` directly plugs in through
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
+mod expr_adapter;
 mod format;
 pub mod logical_types;
+mod shred_on_write;
 pub mod variant_columns;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
 use datafusion::common::Result;
 use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::file_format::format_as_file_type;
 use datafusion::datasource::listing::ListingOptions;
-use datafusion::prelude::SessionContext;
+use datafusion::logical_expr::LogicalPlanBuilder;
+use datafusion::prelude::{DataFrame, SessionContext};
 
+pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
+pub use shred_on_write::{SHRED_OPTION_PREFIX, ShreddingOptions, VariantTableOptions};
+
+/// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
+/// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT
+/// groups, those `shredding` names shredded. Returns the row count batch of `COPY`.
+pub async fn write_parquet(
+    df: DataFrame,
+    path: &str,
+    shredding: ShreddingOptions,
+) -> Result<Vec<RecordBatch>> {
+    let format = VariantParquetFormatFactory::new().with_shredding(shredding);
+    let (state, plan) = df.into_parts();
+    let plan = LogicalPlanBuilder::copy_to(
+        plan,
+        path.to_string(),
+        format_as_file_type(Arc::new(format)),
+        HashMap::new(),
+        vec![],
+    )?
+    .build()?;
+    DataFrame::new(state, plan).collect().await
+}
 
 /// Registers the Parquet file, directory or glob at `path` as table `name` of `ctx`, reading
 /// variant columns as variants (with the session's Parquet options, like `ctx.register_parquet`,

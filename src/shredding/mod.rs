@@ -1,4 +1,6 @@
-//! Reassembling shredded variants (`spec/VariantShredding.md`) into the unshredded form.
+//! Shredded variants (`spec/VariantShredding.md`): [`unshred`] reassembles them into the
+//! unshredded form, [`extract_shredded`] reads a path straight from a shredded leaf, and
+//! [`shred_variant`] (in `shred.rs`) shreds unshredded ones for writing.
 //!
 //! A shredded group holds an optional `value` (variant bytes) and an optional `typed_value`
 //! (a column of the shredded type: a primitive, a list of groups, or a struct of groups).
@@ -7,6 +9,8 @@
 //! residual `value` and a shredded column is taken from the shredded column (the spec: "the
 //! `typed_value` column must be used"). The types of the shredded columns are checked before any
 //! row is read, so an unsupported shredding schema is an error even when every row is NULL.
+mod shred;
+
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
@@ -19,6 +23,8 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 
 use crate::codec::{Metadata, Value, Variant, VariantBuilder};
 use crate::variant_array::VariantArrayBuilder;
+
+pub use shred::{shred_variant, shredded_variant_type};
 
 fn codec_err(e: crate::codec::VariantError) -> DataFusionError {
     DataFusionError::Execution(e.to_string())

@@ -1,0 +1,286 @@
+//! Shredded writing: which variant columns to shred ([`ShreddingOptions`], from
+//! `'variant.shred.<column>' '<type>'` options or the Rust API), and the projection that shreds
+//! them just before DataFusion's Parquet sink.
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
+use datafusion::common::{Result, plan_err};
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::projection::ProjectionExec;
+
+use crate::cast::target_type::{parse_target_type, sql_type_name};
+use crate::shredding::{shred_variant, shredded_variant_type};
+use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
+
+/// The option key prefix naming a column to shred: `'variant.shred.v' 'struct<a bigint>'`.
+pub const SHRED_OPTION_PREFIX: &str = "variant.shred.";
+
+/// Variant columns to write shredded, each with its shredding type (a SQL type such as
+/// `struct<a bigint, b string>`; see [`shredded_variant_type`](crate::shredding)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShreddingOptions {
+    columns: Vec<(String, DataType)>,
+}
+
+impl ShreddingOptions {
+    /// No column shredded.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `column`, shredded as `shredding_type`; an unparsable or unshreddable type is an
+    /// error.
+    pub fn with_column(self, column: &str, shredding_type: &str) -> Result<Self> {
+        match parse_target_type(shredding_type) {
+            Ok(t) => self.with_column_type(column, t),
+            Err(e) => plan_err!("variant.shred.{column}: {e}"),
+        }
+    }
+
+    /// Adds `column`, shredded as the Arrow type `shredding`: the types of
+    /// [`with_column`](Self::with_column), plus some SQL has no name for (`Time64(µs)`,
+    /// nanosecond timestamps, `FixedSizeBinary(16)` for uuids).
+    pub fn with_column_type(mut self, column: &str, shredding: DataType) -> Result<Self> {
+        if let Err(e) = shredded_variant_type(&shredding) {
+            return plan_err!("variant.shred.{column}: {}", e.strip_backtrace());
+        }
+        self.columns.retain(|(c, _)| c != column);
+        self.columns.push((column.to_string(), shredding));
+        Ok(self)
+    }
+
+    /// These columns, then `other`'s (which win for a column named in both).
+    pub fn merged(mut self, other: ShreddingOptions) -> Self {
+        for (column, shredding) in other.columns {
+            self.columns.retain(|(c, _)| *c != column);
+            self.columns.push((column, shredding));
+        }
+        self
+    }
+
+    /// True when no column is to be shredded.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Takes the `variant.shred.<column>` keys (also with DataFusion's `format.` prefix) out of
+    /// `options`, which then hold only DataFusion's own Parquet options.
+    pub fn take_from(options: &mut HashMap<String, String>) -> Result<Self> {
+        let mut keys: Vec<String> = options
+            .keys()
+            .filter(|k| shredded_column_name(k).is_some())
+            .cloned()
+            .collect();
+        keys.sort();
+        let mut shredding = ShreddingOptions::new();
+        for key in keys {
+            let value = options.remove(&key).expect("listed");
+            let column = shredded_column_name(&key).expect("filtered");
+            if column.is_empty() {
+                return plan_err!("option '{key}' names no column");
+            }
+            shredding = shredding.with_column(column, &value)?;
+        }
+        Ok(shredding)
+    }
+
+    /// Wraps `input` in a projection that shreds the named columns, and returns it with the sink
+    /// schema `output_schema` updated to the shredded types. Columns are matched by name, exactly
+    /// or else ignoring case (option keys are lower-cased by the SQL parser); a name that is no
+    /// variant column of the output is an error.
+    pub fn apply(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        output_schema: &SchemaRef,
+    ) -> Result<(Arc<dyn ExecutionPlan>, SchemaRef)> {
+        let input_schema = input.schema();
+        let mut shredded: HashMap<usize, &DataType> = HashMap::new();
+        for (column, shredding) in &self.columns {
+            let Some(index) = find_column(&input_schema, column) else {
+                return plan_err!("variant.shred.{column}: the output has no column {column}");
+            };
+            let field = input_schema.field(index);
+            if !(is_variant_field(field) || has_variant_shape(field.data_type())) {
+                return plan_err!(
+                    "variant.shred.{column}: column {} is {}, not a VARIANT",
+                    field.name(),
+                    sql_type_name(field.data_type())
+                );
+            }
+            shredded.insert(index, shredding);
+        }
+        let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = Vec::new();
+        let mut output_fields: Vec<FieldRef> = output_schema.fields().iter().cloned().collect();
+        for (index, field) in input_schema.fields().iter().enumerate() {
+            let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(field.name(), index));
+            let Some(shredding) = shredded.get(&index) else {
+                exprs.push((column, field.name().clone()));
+                continue;
+            };
+            let shredded_field = Arc::new(
+                Field::new(
+                    field.name(),
+                    shredded_variant_type(shredding)?,
+                    field.is_nullable(),
+                )
+                .with_metadata(variant_extension_metadata()),
+            );
+            if let Some(out) = output_fields.iter_mut().find(|f| f.name() == field.name()) {
+                *out = Arc::clone(&shredded_field);
+            }
+            exprs.push((
+                Arc::new(ShredExpr {
+                    child: column,
+                    shredding: (*shredding).clone(),
+                    field: shredded_field,
+                }),
+                field.name().clone(),
+            ));
+        }
+        let projection = ProjectionExec::try_new(exprs, input)?;
+        let output_schema = Arc::new(Schema::new_with_metadata(
+            output_fields,
+            output_schema.metadata().clone(),
+        ));
+        Ok((Arc::new(projection), output_schema))
+    }
+}
+
+/// The `variant` namespace of table options, so that DataFusion's option checks (the CLI
+/// validates `COPY` and `CREATE EXTERNAL TABLE` options against the session's table options)
+/// accept `'variant.shred.<column>' '<type>'`. The formats read the keys themselves, from the
+/// statement's options; this only checks them (an invalid type fails when it is set).
+#[derive(Debug, Clone, Default)]
+pub struct VariantTableOptions {
+    shred: BTreeMap<String, String>,
+}
+
+impl ConfigExtension for VariantTableOptions {
+    const PREFIX: &'static str = "variant";
+}
+
+impl ExtensionOptions for VariantTableOptions {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn cloned(&self) -> Box<dyn ExtensionOptions> {
+        Box::new(self.clone())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        // DataFusion passes the whole key, prefix included
+        let key = key.strip_prefix("variant.").unwrap_or(key);
+        let Some(column) = key.strip_prefix("shred.").filter(|c| !c.is_empty()) else {
+            return plan_err!("unknown option 'variant.{key}' (expected 'variant.shred.<column>')");
+        };
+        ShreddingOptions::new().with_column(column, value)?;
+        self.shred.insert(column.to_string(), value.to_string());
+        Ok(())
+    }
+
+    fn entries(&self) -> Vec<ConfigEntry> {
+        self.shred
+            .iter()
+            .map(|(column, value)| ConfigEntry {
+                key: format!("variant.shred.{column}"),
+                value: Some(value.clone()),
+                description: "shred this variant column as the given type when writing Parquet",
+            })
+            .collect()
+    }
+}
+
+/// The column a `variant.shred.<column>` key names, None for other keys.
+fn shredded_column_name(key: &str) -> Option<&str> {
+    key.strip_prefix("format.")
+        .unwrap_or(key)
+        .strip_prefix(SHRED_OPTION_PREFIX)
+}
+
+fn find_column(schema: &Schema, name: &str) -> Option<usize> {
+    schema.index_of(name).ok().or_else(|| {
+        let mut matches = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
+        let first = matches.next()?;
+        matches.next().is_none().then_some(first.0)
+    })
+}
+
+/// Shreds its variant child into `field`'s type (see [`shred_variant`]).
+#[derive(Debug, Eq)]
+struct ShredExpr {
+    child: Arc<dyn PhysicalExpr>,
+    shredding: DataType,
+    field: FieldRef,
+}
+
+impl PartialEq for ShredExpr {
+    fn eq(&self, other: &Self) -> bool {
+        self.child.eq(&other.child) && self.shredding == other.shredding
+    }
+}
+
+impl Hash for ShredExpr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.child.hash(state);
+        self.shredding.hash(state);
+    }
+}
+
+impl fmt::Display for ShredExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "shred_variant({}, {})",
+            self.child,
+            sql_type_name(&self.shredding)
+        )
+    }
+}
+
+impl PhysicalExpr for ShredExpr {
+    fn return_field(&self, _input_schema: &Schema) -> Result<FieldRef> {
+        Ok(Arc::clone(&self.field))
+    }
+
+    fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
+        let input = self.child.evaluate(batch)?.into_array(batch.num_rows())?;
+        Ok(ColumnarValue::Array(shred_variant(&input, &self.shredding)?))
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![&self.child]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        Ok(Arc::new(ShredExpr {
+            child: Arc::clone(&children[0]),
+            shredding: self.shredding.clone(),
+            field: Arc::clone(&self.field),
+        }))
+    }
+
+    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

@@ -1,0 +1,572 @@
+//! Shredding variants (`spec/VariantShredding.md`): each value is split into a `typed_value` of a
+//! user-given type and a residual `value`, the inverse of [`super::unshred`].
+//!
+//! The shredding type is a SQL type (`bigint`, `decimal(10,2)`, `string`, `array<T>`,
+//! `struct<a T, ..>`; `variant` shreds nothing at that level). A value goes to `typed_value` when
+//! it is exactly representable there: booleans, strings, binaries, dates, floats and doubles only
+//! in columns of their own type, timestamps (micros) in the timestamp column of their kind, and
+//! exact numerics (every integer width and decimal; the spec's "Exact Numeric" class) in any
+//! integer or decimal column that holds the number without rounding. Everything else stays in
+//! `value`, as its original bytes. Objects keep fields the type does not name in `value` (a
+//! partially shredded object); the row's metadata is kept unchanged, so every key stays in it.
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayBuilder, ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder,
+    Decimal128Builder, Float32Builder, Float64Builder, Int8Builder, Int16Builder, Int32Builder,
+    FixedSizeBinaryBuilder, Int64Builder, ListArray, StringBuilder, StructArray,
+    Time64MicrosecondBuilder, TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
+};
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, TimeUnit};
+use datafusion::common::{DataFusionError, Result, plan_err};
+
+use crate::cast::from_arrow::UUID_EXTENSION_NAME;
+use crate::cast::target_type::sql_type_name;
+use crate::codec::{ObjectView, Value, Variant, VariantError, write_object};
+use crate::variant_array::{EXTENSION_NAME_KEY, VariantColumn, has_variant_shape};
+
+fn codec_err(e: VariantError) -> DataFusionError {
+    DataFusionError::Execution(format!("cannot shred variant: {e}"))
+}
+
+/// The Arrow type of a variant column shredded as `shredding` (a SQL type, see the module docs):
+/// `Struct{metadata, value, typed_value}`, with `typed_value` left out when `shredding` is
+/// `variant`. Types that cannot be shredded (maps, intervals, ...) are errors.
+pub fn shredded_variant_type(shredding: &DataType) -> Result<DataType> {
+    let mut fields = vec![Arc::new(Field::new("metadata", DataType::Binary, false))];
+    fields.extend(group_fields(shredding, "")?.iter().cloned());
+    Ok(DataType::Struct(fields.into()))
+}
+
+/// The `value` and `typed_value` fields of one shredded level.
+fn group_fields(shredding: &DataType, path: &str) -> Result<Fields> {
+    let mut fields = vec![Field::new("value", DataType::Binary, true)];
+    if let Some(typed) = typed_value_type(shredding, path)? {
+        let field = Field::new("typed_value", typed, true);
+        fields.push(if field.data_type() == &DataType::FixedSizeBinary(16) {
+            field.with_metadata(HashMap::from([(
+                EXTENSION_NAME_KEY.to_string(),
+                UUID_EXTENSION_NAME.to_string(),
+            )]))
+        } else {
+            field
+        });
+    }
+    Ok(fields.into())
+}
+
+fn typed_value_type(shredding: &DataType, path: &str) -> Result<Option<DataType>> {
+    if has_variant_shape(shredding) {
+        return Ok(None);
+    }
+    Ok(Some(match shredding {
+        DataType::Boolean
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Date32
+        | DataType::Utf8
+        | DataType::Binary
+        | DataType::Time64(TimeUnit::Microsecond)
+        | DataType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _) => shredding.clone(),
+        // uuid; the field gets the `arrow.uuid` extension (Parquet's UUID) in `group_fields`
+        DataType::FixedSizeBinary(16) => shredding.clone(),
+        DataType::Decimal128(_, scale) if *scale >= 0 => shredding.clone(),
+        DataType::List(element) => {
+            let fields = group_fields(element.data_type(), &format!("{path}[]"))?;
+            DataType::List(Arc::new(Field::new(
+                "element",
+                DataType::Struct(fields),
+                false,
+            )))
+        }
+        DataType::Struct(fields) => {
+            if fields.is_empty() {
+                return plan_err!("cannot shred a variant{path} as an object without fields");
+            }
+            let mut shredded = Vec::with_capacity(fields.len());
+            for (i, f) in fields.iter().enumerate() {
+                if fields.iter().take(i).any(|g| g.name() == f.name()) {
+                    return plan_err!(
+                        "cannot shred a variant{path}: field `{}` is named twice",
+                        f.name()
+                    );
+                }
+                let group = group_fields(f.data_type(), &format!("{path}.{}", f.name()))?;
+                shredded.push(Field::new(f.name(), DataType::Struct(group), false));
+            }
+            DataType::Struct(shredded.into())
+        }
+        other => {
+            return plan_err!(
+                "cannot shred a variant{path} as {}: shredding supports boolean, integers, \
+                 float, double, decimal, string, binary, date, time, timestamp, timestamp_ntz \
+                 (micro- or nanoseconds), uuid, array<..>, struct<..> and variant",
+                sql_type_name(other)
+            );
+        }
+    }))
+}
+
+/// Shreds every row of the variant column `array` (any layout) into the type
+/// [`shredded_variant_type`] gives for `shredding`.
+pub fn shred_variant(array: &ArrayRef, shredding: &DataType) -> Result<ArrayRef> {
+    let DataType::Struct(fields) = shredded_variant_type(shredding)? else {
+        unreachable!("shredded_variant_type returns a struct")
+    };
+    let column = VariantColumn::try_new(array)?;
+    let rows = column.rows()?;
+    let len = column.len();
+    let mut metadata = BinaryBuilder::with_capacity(len, len * 16);
+    let group: Fields = fields.iter().skip(1).cloned().collect();
+    let mut root = Level::new(&group, len);
+    let mut validity = Vec::with_capacity(len);
+    let mut scratch = Scratch::default();
+    for i in 0..len {
+        match rows.bytes(i) {
+            None => {
+                metadata.append_value(b"");
+                root.append_missing();
+                validity.push(false);
+            }
+            Some((m, value)) => {
+                let v = Variant::try_new(m, value).map_err(codec_err)?;
+                metadata.append_value(m);
+                root.append(v, &mut scratch)?;
+                validity.push(true);
+            }
+        }
+    }
+    let nulls = NullBuffer::from(validity);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(metadata.finish())];
+    let (_, group_columns, _) = root.finish_group()?.into_parts();
+    columns.extend(group_columns);
+    Ok(Arc::new(StructArray::try_new(fields, columns, nulls)?))
+}
+
+/// Buffers reused across rows.
+#[derive(Default)]
+struct Scratch {
+    residual: Vec<u8>,
+}
+
+/// One `{value, typed_value}` level being written.
+struct Level {
+    /// `value` and, when shredded, `typed_value`.
+    fields: Fields,
+    value: BinaryBuilder,
+    typed: Typed,
+}
+
+enum Typed {
+    /// No `typed_value`: every value goes to `value`.
+    None,
+    Leaf(Leaf),
+    Object {
+        fields: Fields,
+        children: Vec<Level>,
+        /// Indices of `fields` in key order, for the residual lookup.
+        by_name: Vec<usize>,
+        validity: Vec<bool>,
+    },
+    Array {
+        element_field: FieldRef,
+        element: Box<Level>,
+        offsets: Vec<i32>,
+        validity: Vec<bool>,
+    },
+}
+
+impl Level {
+    /// A level writing the group `fields` (`value`, and `typed_value` when shredded).
+    fn new(fields: &Fields, capacity: usize) -> Self {
+        let typed = match fields.find("typed_value").map(|(_, f)| f.data_type()) {
+            None => Typed::None,
+            Some(DataType::Struct(fields)) => {
+                let children = fields
+                    .iter()
+                    .map(|f| Level::new(group_of(f), capacity))
+                    .collect();
+                let mut by_name: Vec<usize> = (0..fields.len()).collect();
+                by_name.sort_by(|&a, &b| fields[a].name().cmp(fields[b].name()));
+                Typed::Object {
+                    fields: fields.clone(),
+                    children,
+                    by_name,
+                    validity: Vec::with_capacity(capacity),
+                }
+            }
+            Some(DataType::List(element_field)) => Typed::Array {
+                element: Box::new(Level::new(group_of(element_field), capacity)),
+                element_field: Arc::clone(element_field),
+                offsets: vec![0],
+                validity: Vec::with_capacity(capacity),
+            },
+            Some(leaf) => Typed::Leaf(Leaf::new(leaf, capacity)),
+        };
+        Level {
+            fields: fields.clone(),
+            value: BinaryBuilder::with_capacity(capacity, 0),
+            typed,
+        }
+    }
+
+    /// Appends a missing value: both `value` and `typed_value` NULL.
+    fn append_missing(&mut self) {
+        self.value.append_null();
+        self.typed_null();
+    }
+
+    /// Appends NULL to `typed_value` (and, for an object, missing fields to keep the children
+    /// aligned).
+    fn typed_null(&mut self) {
+        match &mut self.typed {
+            Typed::None => {}
+            Typed::Leaf(leaf) => leaf.append_null(),
+            Typed::Object {
+                children, validity, ..
+            } => {
+                children.iter_mut().for_each(Level::append_missing);
+                validity.push(false);
+            }
+            Typed::Array {
+                offsets, validity, ..
+            } => {
+                offsets.push(*offsets.last().expect("starts with 0"));
+                validity.push(false);
+            }
+        }
+    }
+
+    /// Appends `v`, shredded as far as this level's type allows.
+    fn append(&mut self, v: Variant<'_>, scratch: &mut Scratch) -> Result<()> {
+        let shredded = match &mut self.typed {
+            Typed::None => false,
+            Typed::Leaf(leaf) => leaf.try_append(&v.get().map_err(codec_err)?),
+            Typed::Object {
+                fields,
+                children,
+                by_name,
+                validity,
+            } => match v.get().map_err(codec_err)? {
+                Value::Object(object) => {
+                    for (field, child) in fields.iter().zip(children.iter_mut()) {
+                        match object.get(field.name()).map_err(codec_err)? {
+                            Some(fv) => child.append(fv, scratch)?,
+                            None => child.append_missing(),
+                        }
+                    }
+                    validity.push(true);
+                    if write_residual(&object, fields, by_name, &mut scratch.residual)? {
+                        self.value.append_value(&scratch.residual);
+                    } else {
+                        self.value.append_null();
+                    }
+                    return Ok(());
+                }
+                _ => false,
+            },
+            Typed::Array {
+                element,
+                offsets,
+                validity,
+                ..
+            } => match v.get().map_err(codec_err)? {
+                Value::Array(array) => {
+                    for e in array.iter() {
+                        element.append(e.map_err(codec_err)?, scratch)?;
+                    }
+                    let end = i32::try_from(element.value.len())
+                        .map_err(|_| DataFusionError::Execution("shredded list too long".into()))?;
+                    offsets.push(end);
+                    validity.push(true);
+                    true
+                }
+                _ => false,
+            },
+        };
+        if shredded {
+            self.value.append_null();
+        } else {
+            self.value
+                .append_value(v.exact_value_bytes().map_err(codec_err)?);
+            self.typed_null();
+        }
+        Ok(())
+    }
+
+    /// The finished level as a (non-null) `{value, typed_value}` struct.
+    fn finish_group(self) -> Result<StructArray> {
+        let mut value = self.value;
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(value.finish())];
+        let typed: Option<ArrayRef> = match self.typed {
+            Typed::None => None,
+            Typed::Leaf(leaf) => Some(leaf.finish()),
+            Typed::Object {
+                fields,
+                children,
+                validity,
+                ..
+            } => {
+                let columns = children
+                    .into_iter()
+                    .map(|c| c.finish_group().map(|g| Arc::new(g) as ArrayRef))
+                    .collect::<Result<Vec<_>>>()?;
+                Some(Arc::new(StructArray::try_new(
+                    fields,
+                    columns,
+                    nulls_of(validity),
+                )?))
+            }
+            Typed::Array {
+                element_field,
+                element,
+                offsets,
+                validity,
+            } => {
+                let elements = element.finish_group()?;
+                Some(Arc::new(ListArray::try_new(
+                    element_field,
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    Arc::new(elements),
+                    nulls_of(validity),
+                )?))
+            }
+        };
+        columns.extend(typed);
+        Ok(StructArray::try_new(self.fields, columns, None)?)
+    }
+}
+
+/// The group fields of a shredded object field or list element.
+fn group_of(field: &Field) -> &Fields {
+    match field.data_type() {
+        DataType::Struct(fields) => fields,
+        other => unreachable!("shredded groups are structs, not {other}"),
+    }
+}
+
+fn nulls_of(validity: Vec<bool>) -> Option<NullBuffer> {
+    let nulls = NullBuffer::from(validity);
+    (nulls.null_count() > 0).then_some(nulls)
+}
+
+/// Writes into `out` the object of `object`'s fields that `fields` does not shred, with their
+/// original field ids and bytes; false when there are none.
+fn write_residual(
+    object: &ObjectView<'_>,
+    fields: &Fields,
+    by_name: &[usize],
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    let mut residual: Vec<(&str, u32, &[u8])> = Vec::new();
+    for j in 0..object.len() {
+        let key = object.key(j).map_err(codec_err)?;
+        let shredded = by_name
+            .binary_search_by(|&f| fields[f].name().as_str().cmp(key))
+            .is_ok();
+        if !shredded {
+            let id = object.field_id(j).map_err(codec_err)? as u32;
+            let bytes = object
+                .value(j)
+                .and_then(|v| v.exact_value_bytes())
+                .map_err(codec_err)?;
+            residual.push((key, id, bytes));
+        }
+    }
+    if residual.is_empty() {
+        return Ok(false);
+    }
+    // Objects written by DuckDB keep insertion order; the encoding wants key order.
+    if residual.windows(2).any(|w| w[0].0 >= w[1].0) {
+        residual.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    let pairs: Vec<(u32, &[u8])> = residual.iter().map(|r| (r.1, r.2)).collect();
+    out.clear();
+    write_object(out, &pairs);
+    Ok(true)
+}
+
+/// A primitive `typed_value` column being written.
+enum Leaf {
+    Boolean(BooleanBuilder),
+    Int8(Int8Builder),
+    Int16(Int16Builder),
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    Float(Float32Builder),
+    Double(Float64Builder),
+    Decimal(Decimal128Builder, u8, u8),
+    Date(Date32Builder),
+    /// Timestamps adjusted to UTC (`timestamp`) when the type has a time zone, else
+    /// `timestamp_ntz`.
+    Timestamp(TimestampMicrosecondBuilder, bool),
+    TimestampNanos(TimestampNanosecondBuilder, bool),
+    Time(Time64MicrosecondBuilder),
+    String(StringBuilder),
+    Binary(BinaryBuilder),
+    Uuid(FixedSizeBinaryBuilder),
+}
+
+impl Leaf {
+    fn new(t: &DataType, capacity: usize) -> Self {
+        match t {
+            DataType::Boolean => Leaf::Boolean(BooleanBuilder::with_capacity(capacity)),
+            DataType::Int8 => Leaf::Int8(Int8Builder::with_capacity(capacity)),
+            DataType::Int16 => Leaf::Int16(Int16Builder::with_capacity(capacity)),
+            DataType::Int32 => Leaf::Int32(Int32Builder::with_capacity(capacity)),
+            DataType::Int64 => Leaf::Int64(Int64Builder::with_capacity(capacity)),
+            DataType::Float32 => Leaf::Float(Float32Builder::with_capacity(capacity)),
+            DataType::Float64 => Leaf::Double(Float64Builder::with_capacity(capacity)),
+            DataType::Decimal128(p, s) => Leaf::Decimal(
+                Decimal128Builder::with_capacity(capacity)
+                    .with_precision_and_scale(*p, *s)
+                    .expect("checked by typed_value_type"),
+                *p,
+                *s as u8,
+            ),
+            DataType::Date32 => Leaf::Date(Date32Builder::with_capacity(capacity)),
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) => Leaf::TimestampNanos(
+                TimestampNanosecondBuilder::with_capacity(capacity).with_timezone_opt(tz.clone()),
+                tz.is_some(),
+            ),
+            DataType::Time64(_) => Leaf::Time(Time64MicrosecondBuilder::with_capacity(capacity)),
+            DataType::FixedSizeBinary(_) => {
+                Leaf::Uuid(FixedSizeBinaryBuilder::with_capacity(capacity, 16))
+            }
+            DataType::Timestamp(_, tz) => Leaf::Timestamp(
+                TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone_opt(tz.clone()),
+                tz.is_some(),
+            ),
+            DataType::Utf8 => Leaf::String(StringBuilder::with_capacity(capacity, 0)),
+            DataType::Binary => Leaf::Binary(BinaryBuilder::with_capacity(capacity, 0)),
+            other => unreachable!("typed_value_type admits no {other}"),
+        }
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Leaf::Boolean(b) => b.append_null(),
+            Leaf::Int8(b) => b.append_null(),
+            Leaf::Int16(b) => b.append_null(),
+            Leaf::Int32(b) => b.append_null(),
+            Leaf::Int64(b) => b.append_null(),
+            Leaf::Float(b) => b.append_null(),
+            Leaf::Double(b) => b.append_null(),
+            Leaf::Decimal(b, ..) => b.append_null(),
+            Leaf::Date(b) => b.append_null(),
+            Leaf::Timestamp(b, _) => b.append_null(),
+            Leaf::TimestampNanos(b, _) => b.append_null(),
+            Leaf::Time(b) => b.append_null(),
+            Leaf::String(b) => b.append_null(),
+            Leaf::Binary(b) => b.append_null(),
+            Leaf::Uuid(b) => b.append_null(),
+        }
+    }
+
+    /// Appends `v` when this column represents it exactly; false (nothing appended) otherwise.
+    fn try_append(&mut self, v: &Value<'_>) -> bool {
+        match (self, v) {
+            (Leaf::Boolean(b), Value::Boolean(x)) => b.append_value(*x),
+            (Leaf::Int8(b), _) => match exact_integer(v).and_then(|x| i8::try_from(x).ok()) {
+                Some(x) => b.append_value(x),
+                None => return false,
+            },
+            (Leaf::Int16(b), _) => match exact_integer(v).and_then(|x| i16::try_from(x).ok()) {
+                Some(x) => b.append_value(x),
+                None => return false,
+            },
+            (Leaf::Int32(b), _) => match exact_integer(v).and_then(|x| i32::try_from(x).ok()) {
+                Some(x) => b.append_value(x),
+                None => return false,
+            },
+            (Leaf::Int64(b), _) => match exact_integer(v).and_then(|x| i64::try_from(x).ok()) {
+                Some(x) => b.append_value(x),
+                None => return false,
+            },
+            (Leaf::Float(b), Value::Float(x)) => b.append_value(*x),
+            (Leaf::Double(b), Value::Double(x)) => b.append_value(*x),
+            (Leaf::Decimal(b, precision, scale), _) => {
+                match exact_decimal(v, *precision, *scale) {
+                    Some(x) => b.append_value(x),
+                    None => return false,
+                }
+            }
+            (Leaf::Date(b), Value::Date(x)) => b.append_value(*x),
+            (Leaf::Timestamp(b, true), Value::Timestamp(x)) => b.append_value(*x),
+            (Leaf::Timestamp(b, false), Value::TimestampNtz(x)) => b.append_value(*x),
+            (Leaf::TimestampNanos(b, true), Value::TimestampNanos(x)) => b.append_value(*x),
+            (Leaf::TimestampNanos(b, false), Value::TimestampNtzNanos(x)) => b.append_value(*x),
+            (Leaf::Time(b), Value::Time(x)) => b.append_value(*x),
+            (Leaf::String(b), Value::String(x)) => b.append_value(x),
+            (Leaf::Binary(b), Value::Binary(x)) => b.append_value(x),
+            (Leaf::Uuid(b), Value::Uuid(x)) => b.append_value(x).expect("16 bytes"),
+            _ => return false,
+        }
+        true
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            Leaf::Boolean(mut b) => Arc::new(b.finish()),
+            Leaf::Int8(mut b) => Arc::new(b.finish()),
+            Leaf::Int16(mut b) => Arc::new(b.finish()),
+            Leaf::Int32(mut b) => Arc::new(b.finish()),
+            Leaf::Int64(mut b) => Arc::new(b.finish()),
+            Leaf::Float(mut b) => Arc::new(b.finish()),
+            Leaf::Double(mut b) => Arc::new(b.finish()),
+            Leaf::Decimal(mut b, ..) => Arc::new(b.finish()),
+            Leaf::Date(mut b) => Arc::new(b.finish()),
+            Leaf::Timestamp(mut b, _) => Arc::new(b.finish()),
+            Leaf::TimestampNanos(mut b, _) => Arc::new(b.finish()),
+            Leaf::Time(mut b) => Arc::new(b.finish()),
+            Leaf::String(mut b) => Arc::new(b.finish()),
+            Leaf::Binary(mut b) => ArrayBuilder::finish(&mut b),
+            Leaf::Uuid(mut b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// An exact numeric value as `(unscaled, scale)`; None for other kinds.
+fn exact_numeric(v: &Value<'_>) -> Option<(i128, u8)> {
+    Some(match *v {
+        Value::Int8(x) => (x as i128, 0),
+        Value::Int16(x) => (x as i128, 0),
+        Value::Int32(x) => (x as i128, 0),
+        Value::Int64(x) => (x as i128, 0),
+        Value::Decimal4(x, s) => (x as i128, s),
+        Value::Decimal8(x, s) => (x as i128, s),
+        Value::Decimal16(x, s) => (x, s),
+        _ => return None,
+    })
+}
+
+/// An exact numeric value that is a whole number.
+fn exact_integer(v: &Value<'_>) -> Option<i128> {
+    let (unscaled, scale) = exact_numeric(v)?;
+    let divisor = 10i128.checked_pow(scale as u32)?;
+    (unscaled % divisor == 0).then(|| unscaled / divisor)
+}
+
+/// An exact numeric value as the unscaled value of `DECIMAL(precision, scale)`, when it fits
+/// without rounding.
+fn exact_decimal(v: &Value<'_>, precision: u8, scale: u8) -> Option<i128> {
+    let (unscaled, from) = exact_numeric(v)?;
+    let rescaled = if from > scale {
+        let divisor = 10i128.checked_pow((from - scale) as u32)?;
+        if unscaled % divisor != 0 {
+            return None;
+        }
+        unscaled / divisor
+    } else {
+        unscaled.checked_mul(10i128.checked_pow((scale - from) as u32)?)?
+    };
+    let limit = 10i128.checked_pow(precision as u32).unwrap_or(i128::MAX);
+    (rescaled.unsigned_abs() < limit.unsigned_abs()).then_some(rescaled)
+}
