@@ -13,6 +13,9 @@
 //! cargo test --test sqllogictests -- --complete basic      # rewrite expected output in place
 //! ```
 //!
+//! Each file may write under `/tmp/datafusion-parquet-variant-slt/<file stem>/`, which is emptied
+//! before the file runs (so `INSERT`s do not accumulate across runs).
+//!
 //! All records of a file run even after a failure; every failure is reported, then a summary,
 //! and the last line is `N passed, M failed` (counting files). The exit code is non-zero if any
 //! file failed. A file that leaves a session option changed by `SET` at its end fails too.
@@ -44,6 +47,8 @@ use crate::normalize::DFColumnType;
 
 /// Folder of the test files, relative to the crate root.
 const TEST_DIR: &str = "sqllogictests";
+/// Parent of the per-file scratch folders.
+const SCRATCH_DIR: &str = "/tmp/datafusion-parquet-variant-slt";
 /// Files run at once unless `--test-threads` says otherwise.
 const DEFAULT_JOBS: usize = 2;
 
@@ -328,6 +333,16 @@ async fn run_file(file: TestFile, colorize: bool) -> FileReport {
         elapsed: Duration::ZERO,
     };
 
+    if let Some(stem) = file.path.file_stem() {
+        let scratch = Path::new(SCRATCH_DIR).join(stem);
+        let _ = std::fs::remove_dir_all(&scratch);
+        if let Err(e) = std::fs::create_dir_all(&scratch) {
+            report
+                .failures
+                .push(format!("cannot create {}: {e}", scratch.display()));
+            return report;
+        }
+    }
     let ctx = match new_context() {
         Ok(ctx) => ctx,
         Err(e) => {

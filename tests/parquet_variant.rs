@@ -3,11 +3,14 @@
 //! (`COPY` annotates the group `VARIANT`), round trips, tables over directories and globs, the
 //! per-file expression-adapter hook, the shredded conformance files through SQL, and the fixtures
 //! of `sqllogictests/parquet_variant.slt`.
+mod common;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::split_variant_file;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, Int64Array, RecordBatch, StringArray, StructArray,
 };
@@ -19,7 +22,7 @@ use datafusion::physical_expr_adapter::{
 };
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::codec::{
-    JsonParser, Metadata, SessionTimeZone, Variant, VariantBuilder, write_json,
+    JsonParser, SessionTimeZone, Variant, VariantBuilder, write_json,
 };
 use datafusion_parquet_variant::display::render_variants_as_json;
 use datafusion_parquet_variant::parquet::variant_columns::SPARK_ROW_METADATA_KEY;
@@ -792,19 +795,6 @@ async fn shredded_conformance_cases_through_sql() {
             .contains("conflicting value and typed_value"),
         "{err}"
     );
-}
-
-/// Splits a `*.variant.bin` file into metadata and value (the metadata's length follows from its
-/// header, dictionary size and last offset).
-fn split_variant_file(bytes: &[u8]) -> (&[u8], &[u8]) {
-    let dict_len = Metadata::try_new(bytes).unwrap().len();
-    let offset_size = ((bytes[0] >> 6) & 0x03) as usize + 1;
-    let last = 1 + (dict_len + 1) * offset_size;
-    let last_offset = bytes[last..last + offset_size]
-        .iter()
-        .rev()
-        .fold(0usize, |acc, &b| (acc << 8) | b as usize);
-    bytes.split_at(1 + (dict_len + 2) * offset_size + last_offset)
 }
 
 /// Every case of `cases.json` through SQL: the JSON of each row equals the JSON of the expected

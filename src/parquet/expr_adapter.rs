@@ -66,9 +66,7 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
             }
         }
         if relayout.is_empty() {
-            return self
-                .inner
-                .create(logical_file_schema, physical_file_schema);
+            return self.inner.create(logical_file_schema, physical_file_schema);
         }
         let logical_for_inner = Arc::new(Schema::new_with_metadata(
             logical_for_inner,
@@ -100,7 +98,8 @@ impl PhysicalExprAdapter for VariantExprAdapter {
                     Some(field) => Ok(Transformed::yes(Arc::new(RelayoutVariant {
                         child: Arc::clone(&e),
                         field: Arc::clone(field),
-                    }) as Arc<dyn PhysicalExpr>)),
+                    })
+                        as Arc<dyn PhysicalExpr>)),
                     None => Ok(Transformed::no(e)),
                 }
             })

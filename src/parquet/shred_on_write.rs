@@ -10,7 +10,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
-use datafusion::common::{Result, plan_err};
+use datafusion::common::{DataFusionError, Result, plan_err};
 use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Column;
@@ -50,8 +50,10 @@ impl ShreddingOptions {
     /// [`with_column`](Self::with_column), plus some SQL has no name for (`Time64(µs)`,
     /// nanosecond timestamps, `FixedSizeBinary(16)` for uuids).
     pub fn with_column_type(mut self, column: &str, shredding: DataType) -> Result<Self> {
-        if let Err(e) = shredded_variant_type(&shredding) {
-            return plan_err!("variant.shred.{column}: {}", e.strip_backtrace());
+        match shredded_variant_type(&shredding) {
+            Err(DataFusionError::Plan(e)) => return plan_err!("variant.shred.{column}: {e}"),
+            Err(e) => return Err(e),
+            Ok(_) => {}
         }
         self.columns.retain(|(c, _)| c != column);
         self.columns.push((column.to_string(), shredding));
@@ -262,7 +264,10 @@ impl PhysicalExpr for ShredExpr {
 
     fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
         let input = self.child.evaluate(batch)?.into_array(batch.num_rows())?;
-        Ok(ColumnarValue::Array(shred_variant(&input, &self.shredding)?))
+        Ok(ColumnarValue::Array(shred_variant(
+            &input,
+            &self.shredding,
+        )?))
     }
 
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {

@@ -13,10 +13,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayBuilder, ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder,
-    Decimal128Builder, Float32Builder, Float64Builder, Int8Builder, Int16Builder, Int32Builder,
-    FixedSizeBinaryBuilder, Int64Builder, ListArray, StringBuilder, StructArray,
-    Time64MicrosecondBuilder, TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
+    ArrayBuilder, ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
+    FixedSizeBinaryBuilder, Float32Builder, Float64Builder, Int8Builder, Int16Builder,
+    Int32Builder, Int64Builder, ListArray, StringBuilder, StructArray, Time64MicrosecondBuilder,
+    TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, TimeUnit};
@@ -492,12 +492,10 @@ impl Leaf {
             },
             (Leaf::Float(b), Value::Float(x)) => b.append_value(*x),
             (Leaf::Double(b), Value::Double(x)) => b.append_value(*x),
-            (Leaf::Decimal(b, precision, scale), _) => {
-                match exact_decimal(v, *precision, *scale) {
-                    Some(x) => b.append_value(x),
-                    None => return false,
-                }
-            }
+            (Leaf::Decimal(b, precision, scale), _) => match exact_decimal(v, *precision, *scale) {
+                Some(x) => b.append_value(x),
+                None => return false,
+            },
             (Leaf::Date(b), Value::Date(x)) => b.append_value(*x),
             (Leaf::Timestamp(b, true), Value::Timestamp(x)) => b.append_value(*x),
             (Leaf::Timestamp(b, false), Value::TimestampNtz(x)) => b.append_value(*x),
@@ -569,4 +567,421 @@ fn exact_decimal(v: &Value<'_>, precision: u8, scale: u8) -> Option<i128> {
     };
     let limit = 10i128.checked_pow(precision as u32).unwrap_or(i128::MAX);
     (rescaled.unsigned_abs() < limit.unsigned_abs()).then_some(rescaled)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Expected layouts are the tables of `spec/VariantShredding.md`.
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::{Int32Type, Int64Type, TimestampMicrosecondType};
+
+    use super::*;
+    use crate::cast::target_type::parse_target_type;
+    use crate::codec::{JsonParser, SessionTimeZone, VariantBuilder, write_json};
+    use crate::variant_array::VariantArrayBuilder;
+
+    /// One row: what to build, or None for SQL NULL.
+    type Row = Option<Box<dyn Fn(&mut VariantBuilder)>>;
+
+    /// A variant column of the rows (None: SQL NULL).
+    fn column(rows: Vec<Row>) -> ArrayRef {
+        let mut out = VariantArrayBuilder::with_capacity(rows.len());
+        let mut b = VariantBuilder::new();
+        for row in rows {
+            match row {
+                None => out.append_null(),
+                Some(build) => {
+                    b.reset();
+                    build(&mut b);
+                    b.finish().unwrap();
+                    out.append_built(&b);
+                }
+            }
+        }
+        out.finish().unwrap()
+    }
+
+    fn json_column(docs: &[Option<&str>]) -> ArrayRef {
+        column(
+            docs.iter()
+                .map(|d| {
+                    d.map(|d| {
+                        let d = d.to_string();
+                        Box::new(move |b: &mut VariantBuilder| {
+                            JsonParser::new().parse(&d, b).unwrap()
+                        }) as Box<dyn Fn(&mut VariantBuilder)>
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    fn shred(array: &ArrayRef, ty: &str) -> StructArray {
+        shred_variant(array, &parse_target_type(ty).unwrap())
+            .unwrap()
+            .as_struct()
+            .clone()
+    }
+
+    fn child<'a>(s: &'a StructArray, name: &str) -> &'a StructArray {
+        s.column_by_name(name).unwrap().as_struct()
+    }
+
+    /// `value` of row `i` as JSON (with the row's metadata), None when NULL.
+    fn value_json(root: &StructArray, group: &StructArray, i: usize) -> Option<String> {
+        let value = group.column_by_name("value").unwrap().as_binary::<i32>();
+        if value.is_null(i) {
+            return None;
+        }
+        let metadata = root.column_by_name("metadata").unwrap().as_binary::<i32>();
+        let mut out = vec![];
+        write_json(
+            &mut out,
+            Variant::try_new(metadata.value(i), value.value(i)).unwrap(),
+            &SessionTimeZone::utc(),
+        )
+        .unwrap();
+        Some(String::from_utf8(out).unwrap())
+    }
+
+    fn typed(group: &StructArray) -> &ArrayRef {
+        group.column_by_name("typed_value").unwrap()
+    }
+
+    fn to_json_rows(array: &ArrayRef) -> Vec<Option<String>> {
+        let column = VariantColumn::try_new(array).unwrap();
+        let rows = column.rows().unwrap();
+        (0..column.len())
+            .map(|i| {
+                rows.get(i).unwrap().map(|v| {
+                    let mut out = vec![];
+                    write_json(&mut out, v, &SessionTimeZone::utc()).unwrap();
+                    String::from_utf8(out).unwrap()
+                })
+            })
+            .collect()
+    }
+
+    fn event(fields: &'static [(&'static str, Option<&'static str>, Option<i64>)]) -> Row {
+        Some(Box::new(move |b: &mut VariantBuilder| {
+            b.begin_object();
+            for (key, text, ts) in fields {
+                b.key(key);
+                match (text, ts) {
+                    (Some(t), _) => b.string(t),
+                    (None, Some(ts)) => b.timestamp_micros(*ts),
+                    (None, None) => b.null(),
+                }
+            }
+            b.end_object().unwrap();
+        }))
+    }
+
+    #[test]
+    fn the_spec_event_table() {
+        let rows: Vec<Row> = vec![
+            event(&[
+                ("event_type", Some("noop"), None),
+                ("event_ts", None, Some(1729794114937)),
+            ]),
+            event(&[
+                ("event_type", Some("login"), None),
+                ("event_ts", None, Some(1729794146402)),
+                ("email", Some("user@example.com"), None),
+            ]),
+            event(&[("error_msg", Some("malformed: ..."), None)]),
+            Some(Box::new(|b: &mut VariantBuilder| {
+                b.string("malformed: not an object")
+            })),
+            event(&[
+                ("event_ts", None, Some(1729794240241)),
+                ("click", Some("_button"), None),
+            ]),
+            event(&[
+                ("event_type", None, None),
+                ("event_ts", None, Some(1729794954163)),
+            ]),
+            event(&[
+                ("event_type", Some("noop"), None),
+                ("event_ts", Some("2024-10-24"), None),
+            ]),
+            event(&[]),
+            Some(Box::new(|b: &mut VariantBuilder| b.null())),
+            None,
+        ];
+        let s = shred(
+            &column(rows),
+            "struct<event_type string, event_ts timestamp>",
+        );
+        let t = typed(&s).as_struct();
+        let event_type = child(t, "event_type");
+        let event_ts = child(t, "event_ts");
+        let et_typed = typed(event_type).as_string::<i32>();
+        let ts_typed = typed(event_ts).as_primitive::<TimestampMicrosecondType>();
+        let opt_str = |i: usize| et_typed.is_valid(i).then(|| et_typed.value(i).to_string());
+        let opt_ts = |i: usize| ts_typed.is_valid(i).then(|| ts_typed.value(i));
+        // (value, typed_value non-null, event_type.value, .typed_value, event_ts.value, .typed_value)
+        type Expected = (
+            Option<&'static str>,
+            bool,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<i64>,
+        );
+        let expected: [Expected; 9] = [
+            (None, true, None, Some("noop"), None, Some(1729794114937)),
+            (
+                Some(r#"{"email":"user@example.com"}"#),
+                true,
+                None,
+                Some("login"),
+                None,
+                Some(1729794146402),
+            ),
+            (
+                Some(r#"{"error_msg":"malformed: ..."}"#),
+                true,
+                None,
+                None,
+                None,
+                None,
+            ),
+            (
+                Some(r#""malformed: not an object""#),
+                false,
+                None,
+                None,
+                None,
+                None,
+            ),
+            (
+                Some(r#"{"click":"_button"}"#),
+                true,
+                None,
+                None,
+                None,
+                Some(1729794240241),
+            ),
+            (None, true, Some("null"), None, None, Some(1729794954163)),
+            (
+                None,
+                true,
+                None,
+                Some("noop"),
+                Some(r#""2024-10-24""#),
+                None,
+            ),
+            (None, true, None, None, None, None),
+            (Some("null"), false, None, None, None, None),
+        ];
+        for (i, e) in expected.iter().enumerate() {
+            let got = (
+                value_json(&s, &s, i),
+                t.is_valid(i),
+                value_json(&s, event_type, i),
+                opt_str(i),
+                value_json(&s, event_ts, i),
+                opt_ts(i),
+            );
+            let want = (
+                e.0.map(String::from),
+                e.1,
+                e.2.map(String::from),
+                e.3.map(String::from),
+                e.4.map(String::from),
+                e.5,
+            );
+            assert_eq!(got, want, "row {i}");
+        }
+        // the last row is SQL NULL: the variant itself is missing
+        assert!(s.is_null(9));
+        // the field groups are required: never NULL themselves
+        assert_eq!(event_type.null_count(), 0);
+        assert_eq!(event_ts.null_count(), 0);
+    }
+
+    #[test]
+    fn the_spec_measurement_table() {
+        let input = json_column(&[Some("34"), Some("null"), Some(r#""n/a""#), Some("100")]);
+        let s = shred(&input, "bigint");
+        let value = s.column_by_name("value").unwrap().as_binary::<i32>();
+        let typed = typed(&s).as_primitive::<Int64Type>();
+        let got: Vec<_> = (0..4)
+            .map(|i| {
+                (
+                    value.is_valid(i).then(|| value.value(i).to_vec()),
+                    typed.is_valid(i).then(|| typed.value(i)),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (None, Some(34)),
+                (Some(vec![0x00]), None),
+                // a short string of 3 bytes: header (3 << 2) | 1 = 13
+                (Some(vec![13, b'n', b'/', b'a']), None),
+                (None, Some(100)),
+            ]
+        );
+        // each row's metadata is kept unchanged
+        let metadata = s.column_by_name("metadata").unwrap().as_binary::<i32>();
+        let original = input.as_struct().column(0).as_binary::<i32>();
+        assert!((0..4).all(|i| metadata.value(i) == original.value(i)));
+    }
+
+    #[test]
+    fn the_spec_tags_table() {
+        let input = json_column(&[
+            Some(r#"["comedy","drama"]"#),
+            Some(r#"["horror",null]"#),
+            Some(r#"["comedy","drama","romance"]"#),
+            Some("null"),
+        ]);
+        let s = shred(&input, "array<string>");
+        let list = typed(&s).as_list::<i32>();
+        assert_eq!(
+            (0..4).map(|i| list.is_valid(i)).collect::<Vec<_>>(),
+            [true, true, true, false]
+        );
+        assert_eq!(value_json(&s, &s, 3).as_deref(), Some("null"));
+        assert!((0..3).all(|i| value_json(&s, &s, i).is_none()));
+        assert_eq!(list.value_offsets(), &[0, 2, 4, 7, 7]);
+        let elements = list.values().as_struct();
+        let element_typed = typed(elements).as_string::<i32>();
+        let got: Vec<_> = (0..7)
+            .map(|j| {
+                (
+                    value_json(&s, elements, j),
+                    element_typed
+                        .is_valid(j)
+                        .then(|| element_typed.value(j).to_string()),
+                )
+            })
+            .collect();
+        let strings = [
+            "comedy", "drama", "horror", "", "comedy", "drama", "romance",
+        ];
+        for (j, (value, typed)) in got.iter().enumerate() {
+            if j == 3 {
+                // a null element: Variant null in value (elements are never missing)
+                assert_eq!((value.as_deref(), typed.as_deref()), (Some("null"), None));
+            } else {
+                assert_eq!(
+                    (value.as_deref(), typed.as_deref()),
+                    (None, Some(strings[j]))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn exact_numerics_shred_into_any_column_that_holds_them() {
+        // int8, int64, decimal 1.50 (scale 2), decimal 2.00, a double, a too-large int
+        let input = json_column(&[
+            Some("7"),
+            Some("3000000000"),
+            Some("1.50"),
+            Some("2.00"),
+            Some("1e0"),
+            Some("300"),
+        ]);
+        let ints = shred(&input, "int");
+        let typed_ints = typed(&ints).as_primitive::<Int32Type>();
+        let got: Vec<_> = (0..6)
+            .map(|i| typed_ints.is_valid(i).then(|| typed_ints.value(i)))
+            .collect();
+        // 2.00 is the whole number 2; 1.50 and the double are not exact integers; 3e9 overflows
+        assert_eq!(got, [Some(7), None, None, Some(2), None, Some(300)]);
+        let tiny = shred(&input, "tinyint");
+        assert!(typed(&tiny).is_null(5), "300 does not fit a tinyint");
+        let decimals = shred(&input, "decimal(4,1)");
+        let d = typed(&decimals).as_primitive::<datafusion::arrow::datatypes::Decimal128Type>();
+        let got: Vec<_> = (0..6).map(|i| d.is_valid(i).then(|| d.value(i))).collect();
+        // 7 -> 7.0; 3e9 needs more than 4 digits; 1.50 -> 1.5; 2.00 -> 2.0; 300 -> 300.0
+        assert_eq!(got, [Some(70), None, Some(15), Some(20), None, Some(3000)]);
+        let narrower = shred(&input, "decimal(3,0)");
+        assert!(typed(&narrower).is_null(2), "1.50 would need rounding");
+        // rows left in value keep their original bytes
+        assert_eq!(value_json(&ints, &ints, 2).as_deref(), Some("1.5"));
+        assert_eq!(value_json(&ints, &ints, 4).as_deref(), Some("1.0"));
+    }
+
+    #[test]
+    fn shredding_then_reassembling_gives_the_same_json() {
+        let docs = [
+            Some(r#"{"a":1,"b":"x","c":[1,2,{"d":null}],"e":{"f":1.25,"g":[]}}"#),
+            Some(r#"{"a":"not an int","z":{"deep":[1,[2,[3]]]},"e":"no object"}"#),
+            Some(r#"{"e":{"f":1e300,"h":true},"c":"no array"}"#),
+            Some(r#"[{"a":1}]"#),
+            Some("{}"),
+            Some("null"),
+            None,
+            Some(r#"{"b":null,"c":[null,null],"a":-9223372036854775808}"#),
+        ];
+        let input = json_column(&docs);
+        let expected = to_json_rows(&input);
+        for ty in [
+            "struct<a bigint, b string, c array<variant>, e struct<f decimal(10,2), g array<int>>>",
+            "struct<a int, c array<struct<d string>>, e variant>",
+            "struct<z struct<deep array<array<bigint>>>>",
+            "array<struct<a bigint>>",
+            "variant",
+            "string",
+            "boolean",
+        ] {
+            let shredded: ArrayRef = Arc::new(shred(&input, ty));
+            assert_eq!(to_json_rows(&shredded), expected, "shredded as {ty}");
+        }
+    }
+
+    #[test]
+    fn unshreddable_types_are_errors() {
+        for (ty, message) in [
+            (
+                "map<string, int>",
+                "cannot shred a variant as MAP<STRING, INT>",
+            ),
+            (
+                "struct<a map<string, int>>",
+                "cannot shred a variant.a as MAP<STRING, INT>",
+            ),
+            (
+                "array<map<string, int>>",
+                "cannot shred a variant[] as MAP<STRING, INT>",
+            ),
+        ] {
+            let err = shredded_variant_type(&parse_target_type(ty).unwrap()).unwrap_err();
+            assert!(err.to_string().contains(message), "{ty}: {err}");
+        }
+        let dup = DataType::Struct(Fields::from(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("a", DataType::Utf8, true),
+        ]));
+        let err = shredded_variant_type(&dup).unwrap_err();
+        assert!(
+            err.to_string().contains("field `a` is named twice"),
+            "{err}"
+        );
+        let empty = DataType::Struct(Fields::empty());
+        assert!(shredded_variant_type(&empty).is_err());
+    }
+
+    #[test]
+    fn corrupt_input_is_an_error_not_a_panic() {
+        let input = json_column(&[Some(r#"{"a":[1,2,3],"b":"x"}"#)]);
+        let s = input.as_struct();
+        let metadata = s.column(0).as_binary::<i32>().value(0).to_vec();
+        let value = s.column(1).as_binary::<i32>().value(0).to_vec();
+        for cut in 0..value.len() {
+            let mut out = VariantArrayBuilder::with_capacity(1);
+            out.append(&metadata, &value[..cut]);
+            let array = out.finish().unwrap();
+            for ty in ["struct<a array<int>, b string>", "variant", "bigint"] {
+                // an error or a (garbage-in) result, never a panic
+                let _ = shred_variant(&array, &parse_target_type(ty).unwrap());
+            }
+        }
+    }
 }

@@ -726,3 +726,16 @@ pub fn conformance_examples(dir: &Path) -> Vec<(String, Vec<u8>, Vec<u8>)> {
         })
         .collect()
 }
+
+/// Splits a `*.variant.bin` file into metadata and value (the metadata's length follows from its
+/// header, dictionary size and last offset).
+pub fn split_variant_file(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let dict_len = codec::Metadata::try_new(bytes).unwrap().len();
+    let offset_size = ((bytes[0] >> 6) & 0x03) as usize + 1;
+    let last = 1 + (dict_len + 1) * offset_size;
+    let last_offset = bytes[last..last + offset_size]
+        .iter()
+        .rev()
+        .fold(0usize, |acc, &b| (acc << 8) | b as usize);
+    bytes.split_at(1 + (dict_len + 2) * offset_size + last_offset)
+}

@@ -1,0 +1,702 @@
+//! Shredded writing (`datafusion_parquet_variant::shredding::shred_variant`, `COPY ..
+//! OPTIONS ('variant.shred.v' ..)`, `parquet::write_parquet`): the Parquet schema written (as
+//! `spec/VariantShredding.md` and `spec/LogicalTypes.md` say), property-generated values that
+//! shred and reassemble to the same value (by our reader and by arrow-rs `parquet-variant-compute`),
+//! and every shredding schema of the conformance files written by us and read back exactly.
+mod common;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::*;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema};
+use datafusion::prelude::SessionContext;
+use datafusion_parquet_variant::codec::{self, SessionTimeZone, Variant, write_json};
+use datafusion_parquet_variant::parquet::{
+    ShreddingOptions, register_parquet_table, write_parquet,
+};
+use datafusion_parquet_variant::session_context;
+use datafusion_parquet_variant::shredding::{shred_variant, shredded_variant_type};
+use datafusion_parquet_variant::variant_array::{
+    VariantArrayBuilder, VariantColumn, variant_data_type, variant_field,
+};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet_variant_compute::{VariantArray as ArrowVariantArray, unshred_variant};
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "parquet-shredding-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn parquet_schema_text(path: &Path) -> String {
+    let reader = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    parquet::schema::printer::print_schema(
+        &mut out,
+        reader
+            .metadata()
+            .file_metadata()
+            .schema_descr()
+            .root_schema(),
+    );
+    String::from_utf8(out).unwrap()
+}
+
+/// A variant column of `values` (None: SQL NULL).
+fn variant_column(values: &[Option<(Vec<u8>, Vec<u8>)>]) -> ArrayRef {
+    let mut out = VariantArrayBuilder::with_capacity(values.len());
+    for v in values {
+        match v {
+            Some((m, v)) => out.append(m, v),
+            None => out.append_null(),
+        }
+    }
+    out.finish().unwrap()
+}
+
+/// The rows of a variant column (any layout) in the value model, as our reader reassembles them.
+fn ours(array: &ArrayRef) -> Vec<Option<V>> {
+    let column = VariantColumn::try_new(array).unwrap();
+    let rows = column.rows().unwrap();
+    (0..column.len())
+        .map(|i| rows.get(i).unwrap().map(|v| decode_ours(v).unwrap()))
+        .collect()
+}
+
+/// The rows of a (shredded) variant struct as arrow-rs reassembles them (`unshred_variant`).
+fn arrow_rs(array: &ArrayRef) -> Vec<Option<V>> {
+    let shredded = ArrowVariantArray::try_new(array.as_ref()).unwrap();
+    let variants = unshred_variant(&shredded).unwrap();
+    (0..variants.len())
+        .map(|i| {
+            variants
+                .is_valid(i)
+                .then(|| from_arrow(&variants.try_value(i).unwrap()))
+        })
+        .collect()
+}
+
+/// `v` with every exact numeric as one normalized decimal: shredding may move a value to
+/// another member of the spec's Exact Numeric class (an int8 into a bigint column), which is the
+/// same value.
+fn numeric_class(v: &V) -> V {
+    let decimal = |mut unscaled: i128, mut scale: u8| {
+        while scale > 0 && unscaled % 10 == 0 {
+            unscaled /= 10;
+            scale -= 1;
+        }
+        V::D16(unscaled, scale)
+    };
+    match v {
+        V::I8(x) => decimal(*x as i128, 0),
+        V::I16(x) => decimal(*x as i128, 0),
+        V::I32(x) => decimal(*x as i128, 0),
+        V::I64(x) => decimal(*x as i128, 0),
+        V::D4(x, s) => decimal(*x as i128, *s),
+        V::D8(x, s) => decimal(*x as i128, *s),
+        V::D16(x, s) => decimal(*x, *s),
+        V::Obj(fields) => {
+            let mut f: Vec<_> = fields
+                .iter()
+                .map(|(k, v)| (k.clone(), numeric_class(v)))
+                .collect();
+            f.sort_by(|a, b| a.0.cmp(&b.0));
+            V::Obj(f)
+        }
+        V::Arr(items) => V::Arr(items.iter().map(numeric_class).collect()),
+        other => other.clone(),
+    }
+}
+
+fn classes(rows: &[Option<V>]) -> Vec<Option<V>> {
+    rows.iter().map(|r| r.as_ref().map(numeric_class)).collect()
+}
+
+async fn to_json_rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let mut out = vec![];
+    for b in &batches {
+        let c = b.column(0).as_string::<i32>();
+        for i in 0..c.len() {
+            out.push(if c.is_null(i) {
+                "NULL".to_string()
+            } else {
+                c.value(i).to_string()
+            });
+        }
+    }
+    out
+}
+
+fn json_of(v: Variant<'_>) -> String {
+    let mut out = vec![];
+    write_json(&mut out, v, &SessionTimeZone::utc()).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Parquet schema written
+// ---------------------------------------------------------------------------------------------
+
+/// Every shredded type maps to the Parquet type of the spec's table; object fields are required
+/// groups, arrays 3-level lists with a required `element` group, the column a VARIANT group.
+#[tokio::test]
+async fn the_written_parquet_schema_follows_the_spec() {
+    let dir = scratch("schema");
+    let path = dir.join("s.parquet");
+    let ctx = session_context().enable_url_table();
+    let sql = format!(
+        "COPY (SELECT 1 AS id, parse_json('{{}}') AS v) TO '{}' STORED AS PARQUET OPTIONS (\
+         'variant.shred.v' 'struct<b boolean, i8 tinyint, i16 smallint, i32 int, i64 bigint, \
+         f float, d double, d4 decimal(9,2), d8 decimal(18,2), d16 decimal(38,2), dt date, \
+         ts timestamp, ntz timestamp_ntz, bin binary, s string, l array<string>, \
+         o struct<x variant>>')",
+        path.display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    let text = parquet_schema_text(&path);
+    let expected = [
+        // (the parquet crate leaves the optional specification_version unset; parse_json of a
+        // literal is never NULL, hence REQUIRED)
+        "REQUIRED group v (VARIANT(None)) {",
+        "REQUIRED BYTE_ARRAY metadata;",
+        "OPTIONAL BYTE_ARRAY value;",
+        "OPTIONAL group typed_value {",
+        "REQUIRED group b {",
+        "OPTIONAL BOOLEAN typed_value;",
+        "OPTIONAL INT32 typed_value (INTEGER(8,true));",
+        "OPTIONAL INT32 typed_value (INTEGER(16,true));",
+        "OPTIONAL INT32 typed_value;",
+        "OPTIONAL INT64 typed_value;",
+        "OPTIONAL FLOAT typed_value;",
+        "OPTIONAL DOUBLE typed_value;",
+        "OPTIONAL INT32 typed_value (DECIMAL(9,2));",
+        "OPTIONAL INT64 typed_value (DECIMAL(18,2));",
+        "OPTIONAL FIXED_LEN_BYTE_ARRAY (16) typed_value (DECIMAL(38,2));",
+        "OPTIONAL INT32 typed_value (DATE);",
+        "OPTIONAL INT64 typed_value (TIMESTAMP(MICROS,true));",
+        "OPTIONAL INT64 typed_value (TIMESTAMP(MICROS,false));",
+        "OPTIONAL BYTE_ARRAY typed_value;",
+        "OPTIONAL BYTE_ARRAY typed_value (STRING);",
+        "OPTIONAL group typed_value (LIST) {",
+        "REPEATED group list {",
+        "REQUIRED group element {",
+        "REQUIRED group o {",
+        "REQUIRED group x {",
+    ];
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for line in expected {
+        assert!(lines.contains(&line), "missing `{line}` in\n{text}");
+    }
+    // `o.x` is shredded as variant: a value column only
+    let x = text.find("REQUIRED group x {").unwrap();
+    let x_group = &text[x..x + text[x..].find('}').unwrap()];
+    assert!(!x_group.contains("typed_value"), "{x_group}");
+}
+
+/// A uuid shredding type (Rust API only: SQL has no uuid type name) is FIXED_LEN_BYTE_ARRAY(16)
+/// with the UUID logical type; times and nanosecond timestamps are INT64 with TIME / TIMESTAMP.
+#[tokio::test]
+async fn rust_only_shredding_types() {
+    let dir = scratch("rust-types");
+    let path = dir.join("u.parquet");
+    let ctx = session_context().enable_url_table();
+    let df = ctx
+        .sql("SELECT parse_json('\"x\"') AS u, parse_json('1') AS t, parse_json('2') AS n")
+        .await
+        .unwrap();
+    let shredding = ShreddingOptions::new()
+        .with_column_type("u", DataType::FixedSizeBinary(16))
+        .unwrap()
+        .with_column_type(
+            "t",
+            DataType::Time64(datafusion::arrow::datatypes::TimeUnit::Microsecond),
+        )
+        .unwrap()
+        .with_column_type(
+            "n",
+            DataType::Timestamp(
+                datafusion::arrow::datatypes::TimeUnit::Nanosecond,
+                Some("UTC".into()),
+            ),
+        )
+        .unwrap();
+    write_parquet(df, path.to_str().unwrap(), shredding)
+        .await
+        .unwrap();
+    let text = parquet_schema_text(&path);
+    for line in [
+        "OPTIONAL FIXED_LEN_BYTE_ARRAY (16) typed_value (UUID);",
+        "OPTIONAL INT64 typed_value (TIME(MICROS,false));",
+        "OPTIONAL INT64 typed_value (TIMESTAMP(NANOS,true));",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim() == line),
+            "missing `{line}` in\n{text}"
+        );
+    }
+    // values of other types stay in value and read back unchanged
+    let got = to_json_rows(
+        &ctx,
+        &format!(
+            "SELECT to_json(u) || to_json(t) || to_json(n) FROM '{}'",
+            path.display()
+        ),
+    )
+    .await;
+    assert_eq!(got, ["\"x\"12"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Rust API
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn write_parquet_shreds_and_register_parquet_table_reads_back() {
+    let dir = scratch("api");
+    let path = dir.join("events.parquet");
+    let ctx = session_context().enable_url_table();
+    let df = ctx
+        .sql(
+            r#"SELECT id, parse_json(j) AS v FROM (VALUES
+                (1, '{"kind":"click","n":1}'), (2, '{"kind":7,"extra":[1]}'), (3, NULL)
+              ) AS t(id, j)"#,
+        )
+        .await
+        .unwrap();
+    let shredding = ShreddingOptions::new()
+        .with_column("v", "struct<kind string, n bigint>")
+        .unwrap();
+    let written = write_parquet(df, path.to_str().unwrap(), shredding)
+        .await
+        .unwrap();
+    assert_eq!(
+        written[0]
+            .column(0)
+            .as_primitive::<datafusion::arrow::datatypes::UInt64Type>()
+            .value(0),
+        3
+    );
+    let read = session_context();
+    register_parquet_table(&read, "events", path.to_str().unwrap())
+        .await
+        .unwrap();
+    let got = to_json_rows(
+        &read,
+        "SELECT coalesce(to_json(v), 'NULL') || ' ' || \
+         coalesce(arrow_cast(v['typed_value']['kind']['typed_value'], 'Utf8'), '-') \
+         FROM events ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        got,
+        [
+            r#"{"kind":"click","n":1} click"#,
+            r#"{"extra":[1],"kind":7} -"#,
+            "NULL -",
+        ]
+    );
+    // an invalid type or column is an error at the call, not when writing
+    assert!(
+        ShreddingOptions::new()
+            .with_column("v", "map<string, int>")
+            .is_err()
+    );
+    assert!(
+        ShreddingOptions::new()
+            .with_column("v", "no such type")
+            .is_err()
+    );
+    let df = ctx.sql("SELECT 1 AS id").await.unwrap();
+    let err = write_parquet(
+        df,
+        dir.join("x.parquet").to_str().unwrap(),
+        ShreddingOptions::new().with_column("v", "bigint").unwrap(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("the output has no column v"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Property: shredding then reassembling gives the same value, by us and by arrow-rs
+// ---------------------------------------------------------------------------------------------
+
+/// Values with the keys the schemas below shred, of varied types (so that some fit their
+/// shredded type and some do not), nested objects and arrays.
+fn value_strategy() -> impl Strategy<Value = V> {
+    let leaf = prop_oneof![
+        Just(V::Null),
+        any::<bool>().prop_map(V::Bool),
+        any::<i8>().prop_map(V::I8),
+        any::<i32>().prop_map(V::I32),
+        any::<i64>().prop_map(V::I64),
+        (any::<i32>(), 0u8..4).prop_map(|(x, s)| V::D4(x % 1_000_000_000, s)),
+        (any::<i64>(), 0u8..6).prop_map(|(x, s)| V::D8(x % 1_000_000_000_000_000_000, s)),
+        any::<f64>().prop_map(|x| V::Double(F64(x))),
+        any::<f32>().prop_map(|x| V::Float(F32(x))),
+        "[a-z]{0,8}".prop_map(V::Str),
+        // inside chrono's range (arrow-rs decodes into chrono types)
+        (-90_000_000i32..90_000_000).prop_map(V::Date),
+        (-6_000_000_000_000_000_000i64..6_000_000_000_000_000_000).prop_map(V::Ts),
+        (-6_000_000_000_000_000_000i64..6_000_000_000_000_000_000).prop_map(V::TsNtz),
+        (any::<i64>(), 0u8..3).prop_map(|(x, s)| V::D16(x as i128 * 1_000_000_007, s)),
+        proptest::collection::vec(any::<u8>(), 0..4).prop_map(V::Binary),
+    ];
+    let key = prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("c".to_string()),
+        Just("o".to_string()),
+        "[a-z]{1,3}",
+    ];
+    leaf.prop_recursive(4, 32, 6, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5).prop_map(V::Arr),
+            proptest::collection::vec((key.clone(), inner), 0..6).prop_map(|fields| {
+                let mut seen = std::collections::HashSet::new();
+                V::Obj(
+                    fields
+                        .into_iter()
+                        .filter(|(k, _)| seen.insert(k.clone()))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+const SCHEMAS: &[&str] = &[
+    "struct<a bigint, b string, c array<int>, o struct<a decimal(12,3), b boolean>>",
+    "struct<a double, b date, c array<struct<a timestamp, b timestamp_ntz>>, o variant>",
+    "struct<a tinyint, b binary, c array<array<string>>, o struct<o struct<a float>>>",
+    "array<struct<a decimal(38,0), b smallint>>",
+    "decimal(18,4)",
+    "variant",
+];
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(64)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn shredded_values_reassemble_to_the_same_value(
+        values in proptest::collection::vec(proptest::option::weighted(0.9, value_strategy()), 1..24)
+    ) {
+        let encoded: Vec<_> = values
+            .iter()
+            .map(|v| v.as_ref().map(|v| encode_ours(v).unwrap()))
+            .collect();
+        let input = variant_column(&encoded);
+        let expected = classes(&ours(&input));
+        for schema in SCHEMAS {
+            let ty = datafusion_parquet_variant::cast::target_type::parse_target_type(schema)
+                .unwrap();
+            let shredded = shred_variant(&input, &ty).unwrap();
+            prop_assert_eq!(shredded.data_type(), &shredded_variant_type(&ty).unwrap());
+            prop_assert_eq!(classes(&ours(&shredded)), expected.clone(), "ours, {}", schema);
+            prop_assert_eq!(classes(&arrow_rs(&shredded)), expected.clone(), "arrow-rs, {}", schema);
+        }
+    }
+}
+
+/// What arrow-rs `shred_variant` writes, we reassemble. Values here are ones its shredding
+/// keeps exact: it casts (a double 0.0 goes into a decimal column as 0), so on arbitrary values
+/// its output is not the input.
+#[test]
+fn arrow_rs_shredded_output_reads_back() {
+    let docs = [
+        Some(r#"{"a":1,"b":"x","c":[1,2]}"#),
+        Some(r#"{"a":"str","z":{"y":[true]}}"#),
+        Some(r#"{"b":null}"#),
+        Some("42"),
+        Some("null"),
+        None,
+        Some(r#"[{"a":1}]"#),
+        Some("{}"),
+    ];
+    let values: Vec<_> = docs
+        .iter()
+        .map(|d| {
+            d.map(|d| {
+                let mut b = codec::VariantBuilder::new();
+                codec::JsonParser::new().parse(d, &mut b).unwrap();
+                (b.metadata().to_vec(), b.value().to_vec())
+            })
+        })
+        .collect();
+    let input = variant_column(&values);
+    let expected = classes(&ours(&input));
+    let arrow_input = ArrowVariantArray::try_new(input.as_ref()).unwrap();
+    for ty in [
+        "struct<a bigint, b string>",
+        "struct<c array<bigint>>",
+        "string",
+    ] {
+        let ty = datafusion_parquet_variant::cast::target_type::parse_target_type(ty).unwrap();
+        let theirs = parquet_variant_compute::shred_variant(&arrow_input, &ty).unwrap();
+        let theirs: ArrayRef = Arc::new(theirs.into_inner());
+        assert!(theirs.as_struct().column_by_name("typed_value").is_some());
+        assert_eq!(classes(&ours(&theirs)), expected, "{ty}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON -> variant -> shredded Parquet -> read -> to_json, unchanged
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn json_round_trips_through_shredded_parquet() {
+    let docs = [
+        r#"{"a":1,"b":"x","c":[1,2,3],"o":{"a":1.250,"b":true}}"#,
+        r#"{"a":"one","b":2,"c":["x",{"y":null}],"o":[1],"z":{"deep":[[[]]]}}"#,
+        r#"{"a":-0.0,"b":null,"c":null,"o":{"a":1e400,"b":"no","c":0}}"#,
+        r#"[{"a":1,"b":2},{"a":"x"},null,3]"#,
+        r#""just a string \u00e9\ud83d\ude00""#,
+        "12345678901234567890123456789012345678",
+        "1E10",
+        "null",
+        "{}",
+        "[]",
+    ];
+    let dir = scratch("round-trip");
+    let ctx = session_context().enable_url_table();
+    let values: String = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("({i}, '{d}')"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let source = format!("SELECT id, parse_json(j) AS v FROM (VALUES {values}) AS t(id, j)");
+    let expected = to_json_rows(
+        &ctx,
+        &format!("SELECT to_json(v) FROM ({source}) ORDER BY id"),
+    )
+    .await;
+    assert_eq!(expected.len(), docs.len());
+    for (n, schema) in SCHEMAS.iter().enumerate() {
+        let path = dir.join(format!("{n}.parquet"));
+        let sql = format!(
+            "COPY ({source}) TO '{}' STORED AS PARQUET OPTIONS ('variant.shred.v' '{schema}')",
+            path.display()
+        );
+        ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        let got = to_json_rows(
+            &ctx,
+            &format!("SELECT to_json(v) FROM '{}' ORDER BY id", path.display()),
+        )
+        .await;
+        assert_eq!(got, expected, "shredded as {schema}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The conformance files' shredding schemas, written by us
+// ---------------------------------------------------------------------------------------------
+
+/// The shredding type whose `typed_value` is `typed` (the inverse of `shredded_variant_type`).
+fn shredding_type_of(typed: Option<&DataType>) -> DataType {
+    let Some(typed) = typed else {
+        return variant_data_type();
+    };
+    let group_typed = |f: &Field| match f.data_type() {
+        DataType::Struct(g) => g.find("typed_value").map(|(_, t)| t.data_type().clone()),
+        other => panic!("not a group: {other}"),
+    };
+    match typed {
+        DataType::Struct(fields) => DataType::Struct(Fields::from(
+            fields
+                .iter()
+                .map(|f| Field::new(f.name(), shredding_type_of(group_typed(f).as_ref()), true))
+                .collect::<Vec<_>>(),
+        )),
+        DataType::List(e) | DataType::LargeList(e) => DataType::List(Arc::new(Field::new(
+            "element",
+            shredding_type_of(group_typed(e).as_ref()),
+            true,
+        ))),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s) => {
+            DataType::Decimal128(*p, *s)
+        }
+        DataType::Utf8View | DataType::LargeUtf8 => DataType::Utf8,
+        DataType::BinaryView | DataType::LargeBinary => DataType::Binary,
+        other => other.clone(),
+    }
+}
+
+/// For every conformance case that reads without error: the expected variants, shredded by us
+/// with the case's own shredding schema, written to Parquet and read back, are exactly the
+/// expected variants (value for value, in the exact-numeric sense), and render the same JSON.
+#[tokio::test]
+async fn conformance_schemas_written_by_us_read_back_exactly() {
+    let Some(dir) = conformance_dir("shredded_variant") else {
+        return;
+    };
+    let cases: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap()).unwrap();
+    let out = scratch("conformance");
+    let ctx = session_context().enable_url_table();
+    let mut checked = 0;
+    let mut typed_rows_written = 0;
+    let mut failures = vec![];
+    for case in cases.as_array().unwrap() {
+        let Some(file) = case["parquet_file"].as_str() else {
+            continue;
+        };
+        if case.get("error_message").is_some() || file.contains("INVALID") {
+            continue;
+        }
+        let expected_files: Vec<Option<&str>> = match case.get("variant_files") {
+            Some(files) => files
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str())
+                .collect(),
+            None => vec![case["variant_file"].as_str()],
+        };
+        let values: Vec<Option<(Vec<u8>, Vec<u8>)>> = expected_files
+            .iter()
+            .map(|f| {
+                f.map(|f| {
+                    let bytes = std::fs::read(dir.join(f)).unwrap();
+                    let (m, v) = split_variant_file(&bytes);
+                    (m.to_vec(), v.to_vec())
+                })
+            })
+            .collect();
+        // the case's typed_value type, as our reader sees the file
+        let schema = ctx
+            .sql(&format!("SELECT var FROM '{}'", dir.join(file).display()))
+            .await
+            .unwrap()
+            .schema()
+            .as_arrow()
+            .clone();
+        let DataType::Struct(var) = schema.field(0).data_type() else {
+            panic!("{file}: var is not a struct");
+        };
+        let shredding = shredding_type_of(var.find("typed_value").map(|(_, f)| f.data_type()));
+        let input = variant_column(&values);
+        let expected = classes(&ours(&input));
+        let shredded = match shred_variant(&input, &shredding) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push(format!("{file}: cannot shred as {shredding}: {e}"));
+                continue;
+            }
+        };
+        // the same rows go to typed_value as in the case's file (top level), so we shred as
+        // that writer does
+        let original = ctx
+            .sql(&format!(
+                "SELECT var FROM '{}' ORDER BY id",
+                dir.join(file).display()
+            ))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let typed_rows = |a: &ArrayRef| -> Vec<bool> {
+            let s = a.as_struct();
+            let t = s.column_by_name("typed_value");
+            (0..s.len())
+                .map(|i| s.is_valid(i) && t.is_some_and(|t| t.is_valid(i)))
+                .collect()
+        };
+        let original_typed: Vec<bool> = original
+            .iter()
+            .flat_map(|b| typed_rows(b.column(0)))
+            .collect();
+        // (except where the case's writer kept values unshredded on purpose)
+        let deliberately_unshredded =
+            case["test"].as_str() == Some("testUnshreddedVariantsWithShreddedSchema");
+        if typed_rows(&shredded) != original_typed && !deliberately_unshredded {
+            failures.push(format!(
+                "{file}: typed_value rows {:?}, the file's {original_typed:?}",
+                typed_rows(&shredded)
+            ));
+        }
+        typed_rows_written += original_typed.iter().filter(|t| **t).count();
+        // write the shredded column with ids, read it back
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..values.len() as i64));
+        let field = variant_field("var", true);
+        let field = Field::new("var", shredded.data_type().clone(), true)
+            .with_metadata(field.metadata().clone());
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int64, false),
+                field,
+            ])),
+            vec![ids, shredded],
+        )
+        .unwrap();
+        let path = out.join(file);
+        let df = ctx.read_batch(batch).unwrap();
+        write_parquet(df, path.to_str().unwrap(), ShreddingOptions::new())
+            .await
+            .unwrap();
+        let read = ctx
+            .sql(&format!("SELECT var FROM '{}' ORDER BY id", path.display()))
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let got: Vec<Option<V>> = read.iter().flat_map(|b| ours(b.column(0))).collect();
+        if classes(&got) != expected {
+            failures.push(format!("{file}: got {got:?}, expected {expected:?}"));
+        }
+        let expected_json: Vec<Option<String>> = (0..values.len())
+            .map(|i| {
+                values[i]
+                    .as_ref()
+                    .map(|(m, v)| json_of(Variant::try_new(m, v).unwrap()))
+            })
+            .collect();
+        let got_json: Vec<Option<String>> = read
+            .iter()
+            .flat_map(|b| {
+                let column = VariantColumn::try_new(b.column(0)).unwrap();
+                let rows = column.rows().unwrap();
+                (0..column.len())
+                    .map(|i| rows.get(i).unwrap().map(json_of))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if got_json != expected_json {
+            failures.push(format!(
+                "{file}: JSON {got_json:?}, expected {expected_json:?}"
+            ));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 120, "only {checked} cases");
+    assert!(
+        typed_rows_written >= 50,
+        "typed_value used in {typed_rows_written} rows only"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
