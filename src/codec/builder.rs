@@ -766,10 +766,11 @@ pub(crate) fn decimal_digits(v: i128) -> u32 {
 }
 
 /// Writes an object whose field values are already encoded against some metadata: `fields` are
-/// `(field id, value bytes)` pairs in the order they are stored (the caller keeps them sorted by
-/// key name, as the encoding requires). Widths are the smallest that fit; the values are copied
-/// unchanged. Used to write the residual `value` of a partially shredded object.
-pub fn write_object(out: &mut Vec<u8>, fields: &[(u32, &[u8])]) {
+/// `(field id, range of base)` pairs, the value bytes being `base[range]`, in the order they are
+/// stored (the caller keeps them sorted by key name, as the encoding requires). Widths are the
+/// smallest that fit; the values are copied unchanged. Used to write the residual `value` of a
+/// partially shredded object.
+pub fn write_object(out: &mut Vec<u8>, base: &[u8], fields: &[(u32, std::ops::Range<usize>)]) {
     let n = fields.len();
     let max_id = fields.iter().map(|f| f.0).max().unwrap_or(0) as usize;
     let data_size: usize = fields.iter().map(|f| f.1.len()).sum();
@@ -793,6 +794,6 @@ pub fn write_object(out: &mut Vec<u8>, fields: &[(u32, &[u8])]) {
     }
     write_uint(out, data_size as u32, offset_width);
     for f in fields {
-        out.extend_from_slice(f.1);
+        out.extend_from_slice(&base[f.1.clone()]);
     }
 }

@@ -383,6 +383,16 @@ impl<'a> ObjectView<'a> {
         self.layout.field_id(self.value, i)
     }
 
+    /// The key bytes of field `i` (in stored order), not checked for UTF-8.
+    pub fn key_bytes(&self, i: usize) -> Result<&'a [u8]> {
+        self.metadata.key_bytes(self.field_id(i)?)
+    }
+
+    /// The bytes of the object's value.
+    pub fn value_bytes(&self) -> &'a [u8] {
+        self.value
+    }
+
     /// The key of field `i` (in stored order).
     pub fn key(&self, i: usize) -> Result<&'a str> {
         self.metadata.key(self.field_id(i)?)

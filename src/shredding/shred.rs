@@ -10,6 +10,7 @@
 //! `value`, as its original bytes. Objects keep fields the type does not name in `value` (a
 //! partially shredded object); the row's metadata is kept unchanged, so every key stays in it.
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -153,7 +154,10 @@ pub fn shred_variant(array: &ArrayRef, shredding: &DataType) -> Result<ArrayRef>
 /// Buffers reused across rows.
 #[derive(Default)]
 struct Scratch {
-    residual: Vec<u8>,
+    /// The encoded residual object.
+    object: Vec<u8>,
+    /// Spare lists of residual fields (one is taken per object level being written).
+    residuals: Vec<Vec<(u32, Range<usize>)>>,
 }
 
 /// One `{value, typed_value}` level being written.
@@ -256,18 +260,16 @@ impl Level {
                 validity,
             } => match v.get().map_err(codec_err)? {
                 Value::Object(object) => {
-                    for (field, child) in fields.iter().zip(children.iter_mut()) {
-                        match object.get(field.name()).map_err(codec_err)? {
-                            Some(fv) => child.append(fv, scratch)?,
-                            None => child.append_missing(),
-                        }
-                    }
                     validity.push(true);
-                    if write_residual(&object, fields, by_name, &mut scratch.residual)? {
-                        self.value.append_value(&scratch.residual);
-                    } else {
+                    let residual = shred_fields(&object, fields, by_name, children, scratch)?;
+                    if residual.is_empty() {
                         self.value.append_null();
+                    } else {
+                        scratch.object.clear();
+                        write_object(&mut scratch.object, object.value_bytes(), &residual);
+                        self.value.append_value(&scratch.object);
                     }
+                    scratch.residuals.push(residual);
                     return Ok(());
                 }
                 _ => false,
@@ -357,40 +359,81 @@ fn nulls_of(validity: Vec<bool>) -> Option<NullBuffer> {
     (nulls.null_count() > 0).then_some(nulls)
 }
 
-/// Writes into `out` the object of `object`'s fields that `fields` does not shred, with their
-/// original field ids and bytes; false when there are none.
-fn write_residual(
+/// Appends each shredded field of `object` to its child level (missing ones as missing) and
+/// returns the fields left for the residual `value`: `(field id, byte range)` in the bytes of
+/// `object`'s value, in key order. One merge pass over the object's fields and the shredded
+/// names, both in key order; objects stored out of order (DuckDB writes them) are sorted first.
+fn shred_fields(
     object: &ObjectView<'_>,
     fields: &Fields,
     by_name: &[usize],
-    out: &mut Vec<u8>,
-) -> Result<bool> {
-    let mut residual: Vec<(&str, u32, &[u8])> = Vec::new();
-    for j in 0..object.len() {
-        let key = object.key(j).map_err(codec_err)?;
-        let shredded = by_name
-            .binary_search_by(|&f| fields[f].name().as_str().cmp(key))
-            .is_ok();
-        if !shredded {
-            let id = object.field_id(j).map_err(codec_err)? as u32;
-            let bytes = object
-                .value(j)
-                .and_then(|v| v.exact_value_bytes())
-                .map_err(codec_err)?;
-            residual.push((key, id, bytes));
+    children: &mut [Level],
+    scratch: &mut Scratch,
+) -> Result<Vec<(u32, Range<usize>)>> {
+    let mut residual = scratch.residuals.pop().unwrap_or_default();
+    residual.clear();
+    let mut order = Vec::new();
+    let n = object.len();
+    let key = |j: usize| object.key_bytes(j).map_err(codec_err);
+    let mut sorted = true;
+    let mut previous: Option<&[u8]> = None;
+    for j in 0..n {
+        let k = key(j)?;
+        if previous.is_some_and(|p| p >= k) {
+            sorted = false;
+            break;
+        }
+        previous = Some(k);
+    }
+    if !sorted {
+        order = (0..n).collect::<Vec<_>>();
+        let mut keys = Vec::with_capacity(n);
+        for j in 0..n {
+            keys.push(key(j)?);
+        }
+        order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+    }
+    let at = |j: usize| if sorted { j } else { order[j] };
+    let base = object.value_bytes().as_ptr() as usize;
+    let keep = |j: usize, residual: &mut Vec<(u32, Range<usize>)>| -> Result<()> {
+        let bytes = object
+            .value(j)
+            .and_then(|v| v.exact_value_bytes())
+            .map_err(codec_err)?;
+        let start = bytes.as_ptr() as usize - base;
+        let id = object.field_id(j).map_err(codec_err)? as u32;
+        residual.push((id, start..start + bytes.len()));
+        Ok(())
+    };
+    let mut j = 0;
+    for &f in by_name {
+        let name = fields[f].name().as_bytes();
+        let mut found = None;
+        while j < n {
+            match key(at(j))?.cmp(name) {
+                std::cmp::Ordering::Less => keep(at(j), &mut residual)?,
+                std::cmp::Ordering::Equal => {
+                    found = Some(at(j));
+                    j += 1;
+                    break;
+                }
+                std::cmp::Ordering::Greater => break,
+            }
+            j += 1;
+        }
+        match found {
+            Some(k) => {
+                let value = object.value(k).map_err(codec_err)?;
+                children[f].append(value, scratch)?;
+            }
+            None => children[f].append_missing(),
         }
     }
-    if residual.is_empty() {
-        return Ok(false);
+    while j < n {
+        keep(at(j), &mut residual)?;
+        j += 1;
     }
-    // Objects written by DuckDB keep insertion order; the encoding wants key order.
-    if residual.windows(2).any(|w| w[0].0 >= w[1].0) {
-        residual.sort_by(|a, b| a.0.cmp(b.0));
-    }
-    let pairs: Vec<(u32, &[u8])> = residual.iter().map(|r| (r.1, r.2)).collect();
-    out.clear();
-    write_object(out, &pairs);
-    Ok(true)
+    Ok(residual)
 }
 
 /// A primitive `typed_value` column being written.
@@ -966,6 +1009,33 @@ mod tests {
         );
         let empty = DataType::Struct(Fields::empty());
         assert!(shredded_variant_type(&empty).is_err());
+    }
+
+    #[test]
+    fn objects_stored_out_of_key_order_shred_the_same() {
+        // keys a, b, z (sorted dictionary); the object stores z, a, b (as DuckDB may)
+        let metadata = [0x11, 3, 0, 1, 2, 3, b'a', b'b', b'z'];
+        let data = [0x0C, 3, 0x0C, 1, 0x0C, 2]; // int8 3 (z), 1 (a), 2 (b)
+        let mut value = vec![];
+        write_object(&mut value, &data, &[(2, 0..2), (0, 2..4), (1, 4..6)]);
+        let mut out = VariantArrayBuilder::with_capacity(1);
+        out.append(&metadata, &value);
+        let input = out.finish().unwrap();
+        let s = shred(&input, "struct<b bigint>");
+        let b = child(typed(&s).as_struct(), "b");
+        assert_eq!(typed(b).as_primitive::<Int64Type>().value(0), 2);
+        // the residual keeps a and z, now in key order
+        assert_eq!(value_json(&s, &s, 0).as_deref(), Some(r#"{"a":1,"z":3}"#));
+        let residual = s
+            .column_by_name("value")
+            .unwrap()
+            .as_binary::<i32>()
+            .value(0);
+        let v = Variant::try_new(&metadata, residual).unwrap();
+        let Value::Object(o) = v.get().unwrap() else {
+            panic!("residual is an object")
+        };
+        assert!(o.is_sorted().unwrap());
     }
 
     #[test]
