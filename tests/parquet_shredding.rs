@@ -168,9 +168,9 @@ async fn the_written_parquet_schema_follows_the_spec() {
     ctx.sql(&sql).await.unwrap().collect().await.unwrap();
     let text = parquet_schema_text(&path);
     let expected = [
-        // (the parquet crate leaves the optional specification_version unset; parse_json of a
-        // literal is never NULL, hence REQUIRED)
-        "REQUIRED group v (VARIANT(None)) {",
+        // specification version 1, which Spark 4.3 requires (parse_json of a literal is never
+        // NULL, hence REQUIRED)
+        "REQUIRED group v (VARIANT(Some(1))) {",
         "REQUIRED BYTE_ARRAY metadata;",
         "OPTIONAL BYTE_ARRAY value;",
         "OPTIONAL group typed_value {",

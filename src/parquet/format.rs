@@ -8,13 +8,15 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{GetExt, Result, Statistics, internal_err};
+use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::{ParquetFormat, ParquetFormatFactory};
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory, FileMeta};
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::table_schema::TableSchema;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_expr::LexOrdering;
 use datafusion::physical_expr_adapter::{
@@ -29,6 +31,7 @@ use super::expr_adapter::VariantExprAdapterFactory;
 use super::logical_types::{
     LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
 };
+use super::sink::{VariantParquetSink, has_variant_column};
 use super::variant_columns::{
     VariantColumns, VariantMark, collect_variant_columns, with_variant_extension,
 };
@@ -280,6 +283,26 @@ impl FileFormat for VariantParquetFormat {
         let mut input = input;
         if !self.shredding.is_empty() {
             (input, conf.output_schema) = self.shredding.apply(input, &conf.output_schema)?;
+        }
+        // variant columns go through our sink (VARIANT annotations with a spec version), unless
+        // the files are encrypted, which only DataFusion's sink does
+        let encrypted = self.inner.options().crypto.file_encryption.is_some();
+        if !encrypted
+            && conf
+                .output_schema
+                .fields()
+                .iter()
+                .any(|f| has_variant_column(f))
+        {
+            if conf.insert_op != InsertOp::Append {
+                return not_impl_err!("Overwrites are not implemented yet for Parquet");
+            }
+            let sink = Arc::new(VariantParquetSink::new(
+                conf,
+                self.inner.options().clone(),
+                order_requirements.as_ref(),
+            ));
+            return Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)));
         }
         self.inner
             .create_writer_physical_plan(input, state, conf, order_requirements)

@@ -23,6 +23,7 @@ mod expr_adapter;
 mod format;
 pub mod logical_types;
 mod shred_on_write;
+mod sink;
 pub mod variant_columns;
 
 use std::collections::HashMap;
@@ -39,6 +40,7 @@ use datafusion::prelude::{DataFrame, SessionContext};
 pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use shred_on_write::{SHRED_OPTION_PREFIX, ShreddingOptions, VariantTableOptions};
+pub use sink::{VARIANT_SPEC_VERSION, VariantParquetSink};
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
 /// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT
