@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::error::Result as CodecResult;
-use super::raw::{RawKeys, RawLayout, Unreadable, compare_keys};
+use super::raw::{KeyProbe, RawKeys, RawLayout, Unreadable, compare_keys};
 use super::value::{Value, Variant, basic_type};
 
 /// One step of a path.
@@ -149,7 +149,9 @@ impl VariantPath {
         for segment in &self.segments {
             let header = *value.first().ok_or(Unreadable)?;
             let next = match (segment, header & 0x03) {
-                (PathSegment::Key(k), basic_type::OBJECT) => raw_field(&keys, value, k.as_bytes())?,
+                (PathSegment::Key(k), basic_type::OBJECT) => {
+                    raw_field(&keys, value, &KeyProbe::new(k.as_bytes()))?
+                }
                 (PathSegment::Index(i), basic_type::ARRAY) => {
                     let layout = RawLayout::read(value, false)?;
                     let i = *i as usize;
@@ -177,13 +179,14 @@ impl VariantPath {
 fn raw_field<'a>(
     keys: &RawKeys<'_>,
     value: &'a [u8],
-    key: &[u8],
+    probe: &KeyProbe<'_>,
 ) -> Result<Option<&'a [u8]>, Unreadable> {
+    let key = probe.bytes();
     let layout = RawLayout::read(value, true)?;
     let (mut lo, mut hi) = (0, layout.num);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match compare_keys(keys.key(layout.id(value, mid)?)?, key) {
+        match keys.compare(layout.id(value, mid)?, probe)? {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return layout.child(value, mid).map(Some),

@@ -19,6 +19,31 @@ pub(crate) fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     a.len().cmp(&b.len())
 }
 
+/// A key being searched for, with its first (up to) 8 bytes as a big-endian word when it is that
+/// short, so that most comparisons against dictionary keys are one integer comparison.
+pub(crate) struct KeyProbe<'k> {
+    bytes: &'k [u8],
+    word: Option<u64>,
+}
+
+impl<'k> KeyProbe<'k> {
+    #[inline]
+    pub(crate) fn new(bytes: &'k [u8]) -> Self {
+        let word = (bytes.len() <= 8).then(|| {
+            let mut w = [0u8; 8];
+            w[..bytes.len()].copy_from_slice(bytes);
+            u64::from_be_bytes(w)
+        });
+        KeyProbe { bytes, word }
+    }
+
+    /// The bytes searched for.
+    #[inline]
+    pub(crate) fn bytes(&self) -> &'k [u8] {
+        self.bytes
+    }
+}
+
 #[inline]
 pub(crate) fn raw_uint(bytes: &[u8], pos: usize, width: usize) -> Result<usize, Unreadable> {
     let s = bytes.get(pos..pos + width).ok_or(Unreadable)?;
@@ -90,6 +115,47 @@ impl<'a> RawKeys<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The order of key `id` relative to `probe` (as [`compare_keys`]). Keys of at most 8 bytes
+    /// with 8 readable bytes after their start compare as one masked big-endian word.
+    #[inline]
+    pub(crate) fn compare(
+        &self,
+        id: usize,
+        probe: &KeyProbe<'_>,
+    ) -> Result<std::cmp::Ordering, Unreadable> {
+        let (start, end) = self.bounds(id)?;
+        let len = end.wrapping_sub(start);
+        if let Some(word) = probe.word
+            && len <= 8
+            && end >= start
+            && let Some(chunk) = self.strings.get(start..start + 8)
+        {
+            let raw = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
+            let masked = if len == 0 {
+                0
+            } else {
+                raw & (u64::MAX << (8 * (8 - len)))
+            };
+            return Ok(masked.cmp(&word).then(len.cmp(&probe.bytes.len())));
+        }
+        let key = self.strings.get(start..end).ok_or(Unreadable)?;
+        Ok(compare_keys(key, probe.bytes))
+    }
+
+    #[inline]
+    fn bounds(&self, id: usize) -> Result<(usize, usize), Unreadable> {
+        Ok(match self.offset_size {
+            1 => match self.offsets.get(id..id + 2) {
+                Some(&[start, end]) => (start as usize, end as usize),
+                _ => return Err(Unreadable),
+            },
+            n => (
+                raw_uint(self.offsets, id * n, n)?,
+                raw_uint(self.offsets, (id + 1) * n, n)?,
+            ),
+        })
     }
 
     #[inline]
