@@ -5,8 +5,7 @@
 //! and every shredding schema of the conformance files written by us and read back exactly.
 mod common;
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::*;
@@ -22,7 +21,6 @@ use datafusion_parquet_variant::shredding::{shred_variant, shredded_variant_type
 use datafusion_parquet_variant::variant_array::{
     VariantArrayBuilder, VariantColumn, variant_data_type, variant_field,
 };
-use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet_variant_compute::{VariantArray as ArrowVariantArray, unshred_variant};
 use proptest::prelude::*;
 
@@ -38,20 +36,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn parquet_schema_text(path: &Path) -> String {
-    let reader = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
-    let mut out = Vec::new();
-    parquet::schema::printer::print_schema(
-        &mut out,
-        reader
-            .metadata()
-            .file_metadata()
-            .schema_descr()
-            .root_schema(),
-    );
-    String::from_utf8(out).unwrap()
 }
 
 /// A variant column of `values` (None: SQL NULL).

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::split_variant_file;
+use common::{parquet_schema_text, split_variant_file};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, Int64Array, RecordBatch, StringArray, StructArray,
 };
@@ -111,21 +111,6 @@ fn parquet_logical_type(path: &Path, name: &str) -> Option<LogicalType> {
         .unwrap_or_else(|| panic!("no column {name} in {}", path.display()))
         .clone();
     field.get_basic_info().logical_type_ref().cloned()
-}
-
-/// The Parquet schema of the file at `path`, as the parquet crate prints it.
-fn parquet_schema_text(path: &Path) -> String {
-    let reader = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
-    let mut out = Vec::new();
-    parquet::schema::printer::print_schema(
-        &mut out,
-        reader
-            .metadata()
-            .file_metadata()
-            .schema_descr()
-            .root_schema(),
-    );
-    String::from_utf8(out).unwrap()
 }
 
 fn assert_variant(schema: &Schema, name: &str) {

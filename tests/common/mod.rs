@@ -739,3 +739,21 @@ pub fn split_variant_file(bytes: &[u8]) -> (&[u8], &[u8]) {
         .fold(0usize, |acc, &b| (acc << 8) | b as usize);
     bytes.split_at(1 + (dict_len + 2) * offset_size + last_offset)
 }
+
+/// The Parquet schema of the file at `path`, as the parquet crate prints it.
+pub fn parquet_schema_text(path: &std::path::Path) -> String {
+    use parquet::file::reader::FileReader;
+    let reader =
+        parquet::file::reader::SerializedFileReader::new(std::fs::File::open(path).unwrap())
+            .unwrap();
+    let mut out = Vec::new();
+    parquet::schema::printer::print_schema(
+        &mut out,
+        reader
+            .metadata()
+            .file_metadata()
+            .schema_descr()
+            .root_schema(),
+    );
+    String::from_utf8(out).unwrap()
+}
