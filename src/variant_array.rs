@@ -244,14 +244,20 @@ pub struct VariantArrayBuilder {
 impl VariantArrayBuilder {
     /// A builder with room for `rows` rows.
     pub fn with_capacity(rows: usize) -> Self {
+        Self::with_byte_capacity(rows, rows * 8, rows * 32)
+    }
+
+    /// A builder with room for `rows` rows of `metadata_bytes` and `value_bytes` in total (an
+    /// estimate that saves the buffers growing and copying while rows are appended).
+    pub fn with_byte_capacity(rows: usize, metadata_bytes: usize, value_bytes: usize) -> Self {
         let mut metadata_offsets = Vec::with_capacity(rows + 1);
         metadata_offsets.push(0);
         let mut value_offsets = Vec::with_capacity(rows + 1);
         value_offsets.push(0);
         VariantArrayBuilder {
-            metadata: Vec::with_capacity(rows * 8),
+            metadata: Vec::with_capacity(metadata_bytes),
             metadata_offsets,
-            value: Vec::with_capacity(rows * 32),
+            value: Vec::with_capacity(value_bytes),
             value_offsets,
             validity: Vec::with_capacity(rows),
             any_null: false,

@@ -1,7 +1,7 @@
 //! Writing variants: minimal widths, a sorted unique dictionary, buffers reused across rows.
-use super::bytes::{put_uint, width_for, write_uint};
+use super::bytes::{width_for, write_uint};
 use super::error::{Result, VariantError};
-use super::value::{ContainerLayout, Value, Variant, basic_type, primitive};
+use super::value::{Value, Variant, basic_type, primitive};
 
 /// Global keys kept across rows before the dictionary starts afresh (bounds memory when keys
 /// never repeat, e.g. objects used as maps).
@@ -35,8 +35,28 @@ struct KeyDictionary {
     /// `ranked` global ids (keys added later are compared as bytes until ranks are recomputed).
     rank: Vec<u32>,
     ranked: usize,
+    /// Global ids by rank (the inverse of `rank`), and a bit set of ranks (all zero between
+    /// rows) that orders a row's keys without comparing them.
+    by_rank: Vec<u32>,
+    rank_bits: Vec<u64>,
     /// True when this row added a global key.
     added: bool,
+}
+
+/// Reads a slice of at most 8 bytes as one word without a variable-length copy (overlapping
+/// loads; for a given length the word determines the bytes).
+#[inline]
+fn short_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        lo | (hi << 32)
+    } else if n > 0 {
+        (b[0] as u64) | ((b[n / 2] as u64) << 8) | ((b[n - 1] as u64) << 16)
+    } else {
+        0
+    }
 }
 
 #[inline]
@@ -48,11 +68,25 @@ fn hash_key(key: &[u8]) -> u64 {
     for c in &mut chunks {
         h = (h.rotate_left(5) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
     }
-    let mut tail = [0u8; 8];
-    let rest = chunks.remainder();
-    tail[..rest.len()].copy_from_slice(rest);
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h = (h.rotate_left(5) ^ short_word(chunks.remainder())).wrapping_mul(K);
     h ^ (h >> 29)
+}
+
+/// Key equality without a `memcmp` call for the short keys objects usually have.
+#[inline]
+fn key_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n <= 8 {
+        short_word(a) == short_word(b)
+    } else if n <= 16 {
+        short_word(&a[..8]) == short_word(&b[..8])
+            && short_word(&a[n - 8..]) == short_word(&b[n - 8..])
+    } else {
+        a == b
+    }
 }
 
 impl KeyDictionary {
@@ -71,6 +105,7 @@ impl KeyDictionary {
             self.stamp.clear();
             self.local.clear();
             self.rank.clear();
+            self.by_rank.clear();
             self.ranked = 0;
             self.row = 1;
             self.offsets.push(0);
@@ -126,7 +161,7 @@ impl KeyDictionary {
                 self.table[slot] = g as u32 + 1;
                 break g;
             }
-            if self.global_key((entry - 1) as usize) == key {
+            if key_eq(self.global_key((entry - 1) as usize), key) {
                 break (entry - 1) as usize;
             }
             slot = (slot + 1) & mask;
@@ -154,15 +189,33 @@ impl KeyDictionary {
             for (position, &g) in by_key.iter().enumerate() {
                 self.rank[g as usize] = position as u32;
             }
+            self.by_rank = by_key;
             self.ranked = global;
+            self.rank_bits.resize(global.div_ceil(64), 0);
         }
         self.row_keys.iter().all(|&g| (g as usize) < self.ranked)
     }
 
-    /// The rank of the key with local id `id` (when [`KeyDictionary::ranks_cover_row`]).
-    #[inline]
-    fn rank_of(&self, id: usize) -> u32 {
-        self.rank[self.row_keys[id] as usize]
+    /// Fills `order` with the row's local ids in key order (when
+    /// [`KeyDictionary::ranks_cover_row`]): marks each key's rank in a bit set and reads the
+    /// set bits back in order, so no keys are compared.
+    fn order_by_rank(&mut self, order: &mut Vec<u32>) {
+        let (mut first, mut last) = (usize::MAX, 0);
+        for &g in &self.row_keys {
+            let rank = self.rank[g as usize] as usize;
+            self.rank_bits[rank / 64] |= 1 << (rank % 64);
+            first = first.min(rank / 64);
+            last = last.max(rank / 64);
+        }
+        order.clear();
+        for w in first..=last {
+            let mut word = std::mem::take(&mut self.rank_bits[w]);
+            while word != 0 {
+                let rank = w * 64 + word.trailing_zeros() as usize;
+                order.push(self.local[self.by_rank[rank] as usize]);
+                word &= word - 1;
+            }
+        }
     }
 
     fn grow(&mut self) {
@@ -179,41 +232,79 @@ impl KeyDictionary {
     }
 }
 
+/// `Child::container` of a child that is not a container.
+const SCALAR: u32 = u32::MAX;
+
+/// One element or field of a container, recorded while the row is built.
 #[derive(Debug, Clone, Copy)]
-enum Frame {
-    Object { start: usize, fields_start: usize },
-    Array { start: usize, elements_start: usize },
+struct Child {
+    /// The field's local key id (objects only).
+    key: u32,
+    /// Where the child's bytes start in `scalars` (for a container: where its data starts).
+    scalar_pos: u32,
+    /// The child's index in `containers`, or [`SCALAR`].
+    container: u32,
+    /// The child's offset in its parent's data (computed by `finish`).
+    offset: u32,
+}
+
+/// One object or array of the row, in the order they were opened (pre-order).
+#[derive(Debug, Clone, Copy, Default)]
+struct Container {
+    is_object: bool,
+    /// The container's data is `scalars[scalar_start..scalar_end]` with the headers of the
+    /// containers inside it inserted.
+    scalar_start: u32,
+    scalar_end: u32,
+    /// The container's children are `children[children_start..children_start + len]`.
+    children_start: u32,
+    len: u32,
+    /// Computed by `finish`: header bytes, data bytes (headers inside included), field id and
+    /// offset widths.
+    header_size: u32,
+    data_size: u32,
+    id_width: u8,
+    offset_width: u8,
+}
+
+/// An open container: its index and where its children start in `open_children`.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    container: u32,
+    children_start: usize,
+    is_object: bool,
 }
 
 /// Builds one variant at a time (call [`VariantBuilder::finish`] after each top-level value, then
 /// read [`VariantBuilder::metadata`] and [`VariantBuilder::value`]). Buffers are reused across rows.
 ///
-/// At `finish` the dictionary is sorted, field ids are rewritten in place and every object's fields
-/// are put in key order by sorting integer ids (duplicate keys are an error then), so the output
-/// always has a sorted, unique dictionary; offsets and counts use the smallest width, field ids the smallest width
-/// for the row's dictionary.
+/// While a row is built, scalar values are encoded into one buffer in document order and each
+/// container only records its children; `finish` sorts the row's dictionary, computes every
+/// container's size bottom-up (so offsets and field ids get the smallest widths), and writes the
+/// value in one pass, each header followed by its data, every object's fields in key order
+/// (duplicate keys are an error then). Nothing is moved or re-encoded.
 #[derive(Debug)]
 pub struct VariantBuilder {
+    /// The finished value.
     value: Vec<u8>,
     metadata: Vec<u8>,
     dict: KeyDictionary,
+    /// Encoded scalars of the row, in document order.
+    scalars: Vec<u8>,
+    containers: Vec<Container>,
+    /// Children of the closed containers, grouped by container.
+    children: Vec<Child>,
+    /// Containers in the order they were closed (children before parents).
+    closed: Vec<u32>,
     stack: Vec<Frame>,
-    /// Pending `(field id, offset)` pairs of the open objects.
-    fields: Vec<(u32, u32)>,
-    /// Pending element offsets of the open arrays.
-    elements: Vec<u32>,
+    /// Children of the open containers.
+    open_children: Vec<Child>,
     /// Key of the next value inside an object.
     pending_key: Option<u32>,
-    /// Id width of the smallest object header written so far (for the in-place id rewrite).
-    min_id_width: usize,
-    /// True when some object's fields were not written in ascending id order.
-    objects_unordered: bool,
-    /// Scratch for sorting and remapping.
+    /// Scratch for sorting the dictionary and objects' fields.
     order: Vec<u32>,
     remap: Vec<u32>,
-    positions: Vec<usize>,
     pairs: Vec<(u32, u32)>,
-    header: Vec<u8>,
     /// The previous row's keys (global ids by local id), whether they were out of order, and
     /// whether `order`, `remap` and `metadata` still hold that row's results: a row with the
     /// same key sequence (typical of event data) reuses them instead of sorting again.
@@ -235,17 +326,16 @@ impl VariantBuilder {
             value: Vec::new(),
             metadata: Vec::new(),
             dict: KeyDictionary::default(),
+            scalars: Vec::new(),
+            containers: Vec::new(),
+            children: Vec::new(),
+            closed: Vec::new(),
             stack: Vec::new(),
-            fields: Vec::new(),
-            elements: Vec::new(),
+            open_children: Vec::new(),
             pending_key: None,
-            min_id_width: 4,
-            objects_unordered: false,
             order: Vec::new(),
             remap: Vec::new(),
-            positions: Vec::new(),
             pairs: Vec::new(),
-            header: Vec::new(),
             previous_keys: Vec::new(),
             previous_unsorted: false,
             previous_valid: false,
@@ -256,17 +346,17 @@ impl VariantBuilder {
 
     /// Clears all state for the next row (capacity is kept).
     pub fn reset(&mut self) {
-        self.value.clear();
         // `metadata` is kept: a row with the previous row's keys reuses it.
         if self.dict.clear() {
             self.previous_valid = false;
         }
+        self.scalars.clear();
+        self.containers.clear();
+        self.children.clear();
+        self.closed.clear();
         self.stack.clear();
-        self.fields.clear();
-        self.elements.clear();
+        self.open_children.clear();
         self.pending_key = None;
-        self.min_id_width = 4;
-        self.objects_unordered = false;
     }
 
     /// Current nesting depth (open objects and arrays).
@@ -274,17 +364,22 @@ impl VariantBuilder {
         self.stack.len()
     }
 
+    /// Records the next value (`container` is its container index, or [`SCALAR`]) as a child of
+    /// the open container, if any.
     #[inline]
-    fn before_value(&mut self) {
-        match self.stack.last() {
-            Some(Frame::Object { start, .. }) => {
-                let id = self.pending_key.take().expect("object value without a key");
-                self.fields.push((id, (self.value.len() - start) as u32));
-            }
-            Some(Frame::Array { start, .. }) => {
-                self.elements.push((self.value.len() - start) as u32);
-            }
-            None => {}
+    fn before_value(&mut self, container: u32) {
+        if let Some(frame) = self.stack.last() {
+            let key = if frame.is_object {
+                self.pending_key.take().expect("object value without a key")
+            } else {
+                0
+            };
+            self.open_children.push(Child {
+                key,
+                scalar_pos: self.scalars.len() as u32,
+                container,
+                offset: 0,
+            });
         }
     }
 
@@ -301,58 +396,58 @@ impl VariantBuilder {
     }
 
     #[inline]
-    fn primitive(&mut self, type_id: u8, data: &[u8]) {
-        self.before_value();
-        self.value.push(type_id << 2);
-        self.value.extend_from_slice(data);
+    fn primitive<const N: usize>(&mut self, type_id: u8, data: [u8; N]) {
+        self.before_value(SCALAR);
+        self.scalars.push(type_id << 2);
+        self.scalars.extend_from_slice(&data);
     }
 
     /// Appends variant null.
     pub fn null(&mut self) {
-        self.primitive(primitive::NULL, &[]);
+        self.primitive(primitive::NULL, []);
     }
 
     /// Appends a boolean.
     pub fn boolean(&mut self, v: bool) {
-        self.primitive(if v { primitive::TRUE } else { primitive::FALSE }, &[]);
+        self.primitive(if v { primitive::TRUE } else { primitive::FALSE }, []);
     }
 
     /// Appends an integer with the smallest of int8/16/32/64 that holds it.
     pub fn int(&mut self, v: i64) {
         if let Ok(v) = i8::try_from(v) {
-            self.primitive(primitive::INT8, &v.to_le_bytes());
+            self.primitive(primitive::INT8, v.to_le_bytes());
         } else if let Ok(v) = i16::try_from(v) {
-            self.primitive(primitive::INT16, &v.to_le_bytes());
+            self.primitive(primitive::INT16, v.to_le_bytes());
         } else if let Ok(v) = i32::try_from(v) {
-            self.primitive(primitive::INT32, &v.to_le_bytes());
+            self.primitive(primitive::INT32, v.to_le_bytes());
         } else {
-            self.primitive(primitive::INT64, &v.to_le_bytes());
+            self.primitive(primitive::INT64, v.to_le_bytes());
         }
     }
 
     /// Appends an int8.
     pub fn int8(&mut self, v: i8) {
-        self.primitive(primitive::INT8, &v.to_le_bytes());
+        self.primitive(primitive::INT8, v.to_le_bytes());
     }
     /// Appends an int16.
     pub fn int16(&mut self, v: i16) {
-        self.primitive(primitive::INT16, &v.to_le_bytes());
+        self.primitive(primitive::INT16, v.to_le_bytes());
     }
     /// Appends an int32.
     pub fn int32(&mut self, v: i32) {
-        self.primitive(primitive::INT32, &v.to_le_bytes());
+        self.primitive(primitive::INT32, v.to_le_bytes());
     }
     /// Appends an int64.
     pub fn int64(&mut self, v: i64) {
-        self.primitive(primitive::INT64, &v.to_le_bytes());
+        self.primitive(primitive::INT64, v.to_le_bytes());
     }
     /// Appends a double.
     pub fn double(&mut self, v: f64) {
-        self.primitive(primitive::DOUBLE, &v.to_le_bytes());
+        self.primitive(primitive::DOUBLE, v.to_le_bytes());
     }
     /// Appends a float.
     pub fn float(&mut self, v: f32) {
-        self.primitive(primitive::FLOAT, &v.to_le_bytes());
+        self.primitive(primitive::FLOAT, v.to_le_bytes());
     }
 
     /// Appends a decimal4 (caller guarantees at most 9 digits and scale <= 38).
@@ -360,21 +455,21 @@ impl VariantBuilder {
         let mut d = [0u8; 5];
         d[0] = scale;
         d[1..].copy_from_slice(&unscaled.to_le_bytes());
-        self.primitive(primitive::DECIMAL4, &d);
+        self.primitive(primitive::DECIMAL4, d);
     }
     /// Appends a decimal8.
     pub fn decimal8(&mut self, unscaled: i64, scale: u8) {
         let mut d = [0u8; 9];
         d[0] = scale;
         d[1..].copy_from_slice(&unscaled.to_le_bytes());
-        self.primitive(primitive::DECIMAL8, &d);
+        self.primitive(primitive::DECIMAL8, d);
     }
     /// Appends a decimal16.
     pub fn decimal16(&mut self, unscaled: i128, scale: u8) {
         let mut d = [0u8; 17];
         d[0] = scale;
         d[1..].copy_from_slice(&unscaled.to_le_bytes());
-        self.primitive(primitive::DECIMAL16, &d);
+        self.primitive(primitive::DECIMAL16, d);
     }
 
     /// Appends a decimal in the smallest width whose precision holds both its digits and its
@@ -392,40 +487,40 @@ impl VariantBuilder {
 
     /// Appends a date (days since the epoch).
     pub fn date(&mut self, days: i32) {
-        self.primitive(primitive::DATE, &days.to_le_bytes());
+        self.primitive(primitive::DATE, days.to_le_bytes());
     }
     /// Appends a UTC timestamp in microseconds.
     pub fn timestamp_micros(&mut self, v: i64) {
-        self.primitive(primitive::TIMESTAMP, &v.to_le_bytes());
+        self.primitive(primitive::TIMESTAMP, v.to_le_bytes());
     }
     /// Appends a timestamp without time zone in microseconds.
     pub fn timestamp_ntz_micros(&mut self, v: i64) {
-        self.primitive(primitive::TIMESTAMP_NTZ, &v.to_le_bytes());
+        self.primitive(primitive::TIMESTAMP_NTZ, v.to_le_bytes());
     }
     /// Appends a UTC timestamp in nanoseconds.
     pub fn timestamp_nanos(&mut self, v: i64) {
-        self.primitive(primitive::TIMESTAMP_NANOS, &v.to_le_bytes());
+        self.primitive(primitive::TIMESTAMP_NANOS, v.to_le_bytes());
     }
     /// Appends a timestamp without time zone in nanoseconds.
     pub fn timestamp_ntz_nanos(&mut self, v: i64) {
-        self.primitive(primitive::TIMESTAMP_NTZ_NANOS, &v.to_le_bytes());
+        self.primitive(primitive::TIMESTAMP_NTZ_NANOS, v.to_le_bytes());
     }
     /// Appends a time of day in microseconds.
     pub fn time_micros(&mut self, v: i64) {
-        self.primitive(primitive::TIME, &v.to_le_bytes());
+        self.primitive(primitive::TIME, v.to_le_bytes());
     }
     /// Appends a UUID (16 big-endian bytes).
     pub fn uuid(&mut self, v: [u8; 16]) {
-        self.primitive(primitive::UUID, &v);
+        self.primitive(primitive::UUID, v);
     }
 
     /// Appends binary bytes.
     pub fn binary(&mut self, v: &[u8]) {
-        self.before_value();
-        self.value.push(primitive::BINARY << 2);
-        self.value
+        self.before_value(SCALAR);
+        self.scalars.push(primitive::BINARY << 2);
+        self.scalars
             .extend_from_slice(&(v.len() as u32).to_le_bytes());
-        self.value.extend_from_slice(v);
+        self.scalars.extend_from_slice(v);
     }
 
     /// Appends a string (short string when shorter than 64 bytes).
@@ -436,109 +531,87 @@ impl VariantBuilder {
     /// Like [`VariantBuilder::string`] for bytes already known to be UTF-8.
     #[inline]
     pub(crate) fn string_bytes(&mut self, v: &[u8]) {
-        self.before_value();
+        self.before_value(SCALAR);
         if v.len() < 64 {
-            self.value
+            self.scalars
                 .push(((v.len() as u8) << 2) | basic_type::SHORT_STRING);
         } else {
-            self.value.push(primitive::STRING << 2);
-            self.value
+            self.scalars.push(primitive::STRING << 2);
+            self.scalars
                 .extend_from_slice(&(v.len() as u32).to_le_bytes());
         }
-        self.value.extend_from_slice(v);
+        self.scalars.extend_from_slice(v);
+    }
+
+    /// Appends an already encoded value that is not a container.
+    fn encoded_scalar(&mut self, bytes: &[u8]) {
+        self.before_value(SCALAR);
+        self.scalars.extend_from_slice(bytes);
+    }
+
+    fn begin_container(&mut self, is_object: bool) {
+        let index = self.containers.len() as u32;
+        self.before_value(index);
+        self.containers.push(Container {
+            is_object,
+            scalar_start: self.scalars.len() as u32,
+            ..Container::default()
+        });
+        self.stack.push(Frame {
+            container: index,
+            children_start: self.open_children.len(),
+            is_object,
+        });
+    }
+
+    fn end_container(&mut self, is_object: bool) {
+        let frame = match self.stack.pop() {
+            Some(frame) if frame.is_object == is_object => frame,
+            _ if is_object => panic!("end_object without begin_object"),
+            _ => panic!("end_array without begin_array"),
+        };
+        let container = &mut self.containers[frame.container as usize];
+        container.scalar_end = self.scalars.len() as u32;
+        container.children_start = self.children.len() as u32;
+        container.len = (self.open_children.len() - frame.children_start) as u32;
+        self.children
+            .extend_from_slice(&self.open_children[frame.children_start..]);
+        self.open_children.truncate(frame.children_start);
+        self.closed.push(frame.container);
     }
 
     /// Starts an object; set each field with [`VariantBuilder::key`] then a value.
     pub fn begin_object(&mut self) {
-        self.before_value();
-        self.stack.push(Frame::Object {
-            start: self.value.len(),
-            fields_start: self.fields.len(),
-        });
+        self.begin_container(true);
     }
 
     /// Starts an array.
     pub fn begin_array(&mut self) {
-        self.before_value();
-        self.stack.push(Frame::Array {
-            start: self.value.len(),
-            elements_start: self.elements.len(),
-        });
+        self.begin_container(false);
     }
 
-    /// Ends the current object and writes its header (fields are put in key order, and
-    /// duplicate keys reported, by [`VariantBuilder::finish`]).
+    /// Ends the current object (its fields are put in key order, and duplicate keys reported,
+    /// by [`VariantBuilder::finish`]).
     pub fn end_object(&mut self) -> Result<()> {
-        let Some(Frame::Object {
-            start,
-            fields_start,
-        }) = self.stack.pop()
-        else {
-            panic!("end_object without begin_object");
-        };
-        // Fields are written in insertion order; `finish` sorts them by (sorted) dictionary id,
-        // comparing integers instead of strings, and rejects duplicate keys.
-        let fields = &self.fields[fields_start..];
-        if fields.windows(2).any(|w| w[0].0 >= w[1].0) {
-            self.objects_unordered = true;
-        }
-        let n = fields.len();
-        let data_size = self.value.len() - start;
-        let id_width = width_for(self.dict.len().saturating_sub(1));
-        self.min_id_width = self.min_id_width.min(id_width);
-        let offset_width = width_for(data_size);
-        let is_large = n > 255;
-        let header = &mut self.header;
-        header.clear();
-        header.push(
-            basic_type::OBJECT
-                | ((is_large as u8) << 6)
-                | (((id_width - 1) as u8) << 4)
-                | (((offset_width - 1) as u8) << 2),
-        );
-        write_uint(header, n as u32, if is_large { 4 } else { 1 });
-        for f in fields.iter() {
-            write_uint(header, f.0, id_width);
-        }
-        for f in fields.iter() {
-            write_uint(header, f.1, offset_width);
-        }
-        write_uint(header, data_size as u32, offset_width);
-        self.fields.truncate(fields_start);
-        insert_header(&mut self.value, start, &self.header);
+        self.end_container(true);
         Ok(())
     }
 
-    /// Ends the current array and writes its header.
+    /// Ends the current array.
     pub fn end_array(&mut self) {
-        let Some(Frame::Array {
-            start,
-            elements_start,
-        }) = self.stack.pop()
-        else {
-            panic!("end_array without begin_array");
-        };
-        let n = self.elements.len() - elements_start;
-        let data_size = self.value.len() - start;
-        let offset_width = width_for(data_size);
-        let is_large = n > 255;
-        let header = &mut self.header;
-        header.clear();
-        header
-            .push(basic_type::ARRAY | ((is_large as u8) << 4) | (((offset_width - 1) as u8) << 2));
-        write_uint(header, n as u32, if is_large { 4 } else { 1 });
-        for &o in &self.elements[elements_start..] {
-            write_uint(header, o, offset_width);
-        }
-        write_uint(header, data_size as u32, offset_width);
-        self.elements.truncate(elements_start);
-        insert_header(&mut self.value, start, &self.header);
+        self.end_container(false);
     }
 
-    /// Finishes the row: sorts the dictionary, rewrites field ids, and writes the metadata.
-    /// Afterwards [`VariantBuilder::metadata`] and [`VariantBuilder::value`] hold the result.
+    /// Finishes the row: sorts the dictionary, lays out and writes the value, and writes the
+    /// metadata. Afterwards [`VariantBuilder::metadata`] and [`VariantBuilder::value`] hold the
+    /// result.
     pub fn finish(&mut self) -> Result<()> {
         debug_assert!(self.stack.is_empty(), "finish with open containers");
+        if self.scalars.len() > u32::MAX as usize {
+            return Err(VariantError::Malformed(
+                "a variant value cannot exceed 4 GiB".to_string(),
+            ));
+        }
         let n = self.dict.len();
         let same_keys = self.previous_valid && self.dict.row_keys == self.previous_keys;
         self.previous_valid = false;
@@ -546,42 +619,33 @@ impl VariantBuilder {
         let dict_unsorted = if same_keys {
             self.previous_unsorted
         } else if ranked {
-            (1..n).any(|i| self.dict.rank_of(i - 1) >= self.dict.rank_of(i))
+            self.dict.order_by_rank(&mut self.order);
+            self.order.iter().enumerate().any(|(i, &o)| o as usize != i)
         } else {
             (1..n).any(|i| self.dict.key(i - 1) >= self.dict.key(i))
         };
-        let mut metadata_current = same_keys;
-        if dict_unsorted {
-            if !same_keys {
+        if dict_unsorted && !same_keys {
+            if !ranked {
                 let dict = &self.dict;
                 self.order.clear();
                 self.order.extend(0..n as u32);
-                if ranked {
-                    self.order
-                        .sort_unstable_by_key(|&a| dict.rank_of(a as usize));
-                } else {
-                    self.order
-                        .sort_unstable_by(|&a, &b| dict.key(a as usize).cmp(dict.key(b as usize)));
-                }
-                self.remap.clear();
-                self.remap.resize(n, 0);
-                for (new_id, &old_id) in self.order.iter().enumerate() {
-                    self.remap[old_id as usize] = new_id as u32;
-                }
+                self.order
+                    .sort_unstable_by(|&a, &b| dict.key(a as usize).cmp(dict.key(b as usize)));
             }
-            if width_for(n - 1) > self.min_id_width {
-                // An object was closed with ids narrower than the final dictionary needs:
-                // re-encode the whole value with the sorted dictionary (this overwrites
-                // `metadata`).
-                self.reencode_sorted()?;
-                metadata_current = false;
-            } else {
-                self.sort_objects(true)?;
+            self.remap.clear();
+            self.remap.resize(n, 0);
+            for (new_id, &old_id) in self.order.iter().enumerate() {
+                self.remap[old_id as usize] = new_id as u32;
             }
-        } else if self.objects_unordered {
-            self.sort_objects(false)?;
         }
-        if !metadata_current {
+        if dict_unsorted {
+            for child in &mut self.children {
+                child.key = self.remap[child.key as usize];
+            }
+        }
+        self.layout();
+        self.write_value(dict_unsorted)?;
+        if !same_keys {
             self.write_metadata(dict_unsorted);
         }
         self.previous_keys.clear();
@@ -591,63 +655,102 @@ impl VariantBuilder {
         Ok(())
     }
 
-    /// Walks the value (iteratively) and, in every object, maps field ids through `remap` (when
-    /// `remapped`) and sorts the fields by id, which is key order for a sorted dictionary.
-    /// Equal ids are duplicate keys.
-    fn sort_objects(&mut self, remapped: bool) -> Result<()> {
-        let value = &mut self.value;
-        let positions = &mut self.positions;
-        let pairs = &mut self.pairs;
-        positions.clear();
-        positions.push(0);
-        while let Some(pos) = positions.pop() {
-            let header = value[pos];
-            let basic = header & 0x03;
-            if basic != basic_type::OBJECT && basic != basic_type::ARRAY {
-                continue;
-            }
-            let is_object = basic == basic_type::OBJECT;
-            let layout = ContainerLayout::read(&value[pos..], is_object)?;
-            if !is_object {
-                for i in 0..layout.num {
-                    positions.push(pos + layout.data_start + layout.offset(&value[pos..], i)?);
+    /// Computes every container's header and data size and its children's offsets, children
+    /// before parents (the order they were closed in). Field keys are final ids by now.
+    fn layout(&mut self) {
+        for &index in &self.closed {
+            let c = self.containers[index as usize];
+            let children =
+                &mut self.children[c.children_start as usize..(c.children_start + c.len) as usize];
+            // Bytes of the headers of earlier children's containers, which sit in this
+            // container's data before the next child.
+            let mut headers = 0u32;
+            let mut max_id = 0u32;
+            for child in children.iter_mut() {
+                child.offset = child.scalar_pos - c.scalar_start + headers;
+                if child.container != SCALAR {
+                    let inner = &self.containers[child.container as usize];
+                    headers += inner.header_size + inner.data_size
+                        - (inner.scalar_end - inner.scalar_start);
                 }
-                continue;
+                max_id = max_id.max(child.key);
             }
-            pairs.clear();
-            for i in 0..layout.num {
-                let id = layout.field_id(&value[pos..], i)?;
-                let id = if remapped { self.remap[id] } else { id as u32 };
-                pairs.push((id, layout.offset(&value[pos..], i)? as u32));
-            }
-            if pairs.windows(2).any(|w| w[0].0 >= w[1].0) {
-                pairs.sort_unstable_by_key(|p| p.0);
-                if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-                    let old = if remapped {
-                        self.order[w[0].0 as usize]
-                    } else {
-                        w[0].0
-                    };
-                    let key = String::from_utf8_lossy(self.dict.key(old as usize)).into_owned();
-                    return Err(VariantError::DuplicateKey(key));
-                }
-            }
-            for (i, &(id, offset)) in pairs.iter().enumerate() {
-                put_uint(
-                    value,
-                    pos + layout.ids_start + i * layout.id_size,
-                    id,
-                    layout.id_size,
-                );
-                put_uint(
-                    value,
-                    pos + layout.offsets_start + i * layout.offset_size,
-                    offset,
-                    layout.offset_size,
-                );
-                positions.push(pos + layout.data_start + offset as usize);
-            }
+            let data_size = c.scalar_end - c.scalar_start + headers;
+            let offset_width = width_for(data_size as usize);
+            let count_width = if c.len > 255 { 4 } else { 1 };
+            let id_width = if c.is_object {
+                width_for(max_id as usize)
+            } else {
+                0
+            };
+            let header_size =
+                1 + count_width + c.len as usize * id_width + (c.len as usize + 1) * offset_width;
+            let c = &mut self.containers[index as usize];
+            c.data_size = data_size;
+            c.header_size = header_size as u32;
+            c.id_width = id_width as u8;
+            c.offset_width = offset_width as u8;
         }
+    }
+
+    /// Writes the value: the scalars with every container's header inserted where its data
+    /// starts, objects' fields sorted by key (equal ids are duplicate keys).
+    fn write_value(&mut self, remapped: bool) -> Result<()> {
+        let out = &mut self.value;
+        out.clear();
+        let headers: usize = self.containers.iter().map(|c| c.header_size as usize).sum();
+        out.reserve(self.scalars.len() + headers);
+        let mut copied = 0usize;
+        for c in &self.containers {
+            let start = c.scalar_start as usize;
+            out.extend_from_slice(&self.scalars[copied..start]);
+            copied = start;
+            let children =
+                &self.children[c.children_start as usize..(c.children_start + c.len) as usize];
+            let is_large = c.len > 255;
+            let offset_width = c.offset_width as usize;
+            if c.is_object {
+                let id_width = c.id_width as usize;
+                out.push(
+                    basic_type::OBJECT
+                        | ((is_large as u8) << 6)
+                        | (((id_width - 1) as u8) << 4)
+                        | (((offset_width - 1) as u8) << 2),
+                );
+                write_uint(out, c.len, if is_large { 4 } else { 1 });
+                let pairs = &mut self.pairs;
+                pairs.clear();
+                pairs.extend(children.iter().map(|f| (f.key, f.offset)));
+                if pairs.windows(2).any(|w| w[0].0 >= w[1].0) {
+                    pairs.sort_unstable_by_key(|p| p.0);
+                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+                        let local = if remapped {
+                            self.order[w[0].0 as usize]
+                        } else {
+                            w[0].0
+                        };
+                        let key = String::from_utf8_lossy(self.dict.key(local as usize));
+                        return Err(VariantError::DuplicateKey(key.into_owned()));
+                    }
+                }
+                for &(id, _) in pairs.iter() {
+                    write_uint(out, id, id_width);
+                }
+                for &(_, offset) in pairs.iter() {
+                    write_uint(out, offset, offset_width);
+                }
+            } else {
+                out.push(
+                    basic_type::ARRAY | ((is_large as u8) << 4) | (((offset_width - 1) as u8) << 2),
+                );
+                write_uint(out, c.len, if is_large { 4 } else { 1 });
+                for e in children {
+                    write_uint(out, e.offset, offset_width);
+                }
+            }
+            write_uint(out, c.data_size, offset_width);
+        }
+        out.extend_from_slice(&self.scalars[copied..]);
         Ok(())
     }
 
@@ -657,42 +760,27 @@ impl VariantBuilder {
         let width = width_for(total.max(n));
         let m = &mut self.metadata;
         m.clear();
+        m.reserve(1 + (n + 2) * width + total);
         m.push(0x01 | 0x10 | (((width - 1) as u8) << 6));
         write_uint(m, n as u32, width);
-        let dict = &self.dict;
-        let mut pos = 0u32;
         write_uint(m, 0, width);
+        let local_ids = &self.order[..if sorted_by_order { n } else { 0 }];
         let key_at = |i: usize| {
-            if sorted_by_order {
-                dict.key(self.order[i] as usize)
+            let local = if sorted_by_order {
+                local_ids[i]
             } else {
-                dict.key(i)
-            }
+                i as u32
+            };
+            self.dict.key(local as usize)
         };
+        let mut end = 0u32;
         for i in 0..n {
-            pos += key_at(i).len() as u32;
-            write_uint(m, pos, width);
+            end += key_at(i).len() as u32;
+            write_uint(m, end, width);
         }
         for i in 0..n {
             m.extend_from_slice(key_at(i));
         }
-    }
-
-    /// Slow path of [`VariantBuilder::finish`]: copies the value into a fresh builder whose
-    /// dictionary is pre-seeded in sorted order.
-    fn reencode_sorted(&mut self) -> Result<()> {
-        let mut sorted = VariantBuilder::new();
-        for &old in &self.order {
-            sorted.dict.intern(self.dict.key(old as usize));
-        }
-        // Build metadata in insertion order to read the current value.
-        self.write_metadata(false);
-        let current = Variant::try_new(&self.metadata, &self.value)?;
-        sorted.append_variant(current)?;
-        // Its dictionary is seeded in sorted order: this only sorts the objects' fields.
-        sorted.finish()?;
-        std::mem::swap(&mut self.value, &mut sorted.value);
-        Ok(())
     }
 
     /// Appends a copy of `v` (and its children), re-interning keys in this builder's dictionary.
@@ -724,11 +812,7 @@ impl VariantBuilder {
                 self.end_array();
             }
             Value::String(s) => self.string(s),
-            _ => {
-                let bytes = v.exact_value_bytes()?;
-                self.before_value();
-                self.value.extend_from_slice(bytes);
-            }
+            _ => self.encoded_scalar(v.exact_value_bytes()?),
         }
         Ok(())
     }
@@ -742,16 +826,6 @@ impl VariantBuilder {
     pub fn value(&self) -> &[u8] {
         &self.value
     }
-}
-
-/// Inserts `header` at `start`, moving the container's data (already written) right with one
-/// `memmove`.
-#[inline]
-fn insert_header(value: &mut Vec<u8>, start: usize, header: &[u8]) {
-    let end = value.len();
-    value.resize(end + header.len(), 0);
-    value.copy_within(start..end, start + header.len());
-    value[start..start + header.len()].copy_from_slice(header);
 }
 
 /// Number of decimal digits of `|v|` (1 for 0).

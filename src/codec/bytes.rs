@@ -56,11 +56,8 @@ pub(crate) fn width_for(max: usize) -> usize {
 /// Appends `v` as a little-endian integer of `width` bytes.
 #[inline]
 pub(crate) fn write_uint(out: &mut Vec<u8>, v: u32, width: usize) {
-    out.extend_from_slice(&v.to_le_bytes()[..width]);
-}
-
-/// Overwrites `width` bytes at `pos` with `v` little-endian.
-#[inline]
-pub(crate) fn put_uint(out: &mut [u8], pos: usize, v: u32, width: usize) {
-    out[pos..pos + width].copy_from_slice(&v.to_le_bytes()[..width]);
+    // A fixed four-byte copy then a truncate: no variable-length copy on this hot path.
+    let end = out.len() + width;
+    out.extend_from_slice(&v.to_le_bytes());
+    out.truncate(end);
 }

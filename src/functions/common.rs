@@ -2,7 +2,9 @@
 //! string access, error conversion and documentation sections.
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, GenericStringArray, OffsetSizeTrait, StringArray,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
@@ -96,6 +98,24 @@ pub fn for_each_string(
         other => return exec_err!("{function} expects a string argument, got {other}"),
     }
     Ok(())
+}
+
+/// Total bytes of the values of a string column (0 for other types): a size hint for outputs
+/// built from its rows.
+pub fn string_bytes(array: &ArrayRef) -> usize {
+    fn span<O: OffsetSizeTrait>(a: &GenericStringArray<O>) -> usize {
+        let offsets = a.value_offsets();
+        (offsets[offsets.len() - 1] - offsets[0]).as_usize()
+    }
+    match array.data_type() {
+        DataType::Utf8 => span(array.as_string::<i32>()),
+        DataType::LargeUtf8 => span(array.as_string::<i64>()),
+        // A view's low 32 bits are the value's length.
+        DataType::Utf8View => (array.as_string_view().views().iter())
+            .map(|&view| view as u32 as usize)
+            .sum(),
+        _ => 0,
+    }
 }
 
 /// A plain nullable field of `data_type` named after the function.

@@ -10,7 +10,7 @@ use datafusion::logical_expr::{
 };
 
 use super::common::{
-    DOC_SECTION_VARIANT, excerpt, for_each_string, invoke_unary, variant_return_field,
+    DOC_SECTION_VARIANT, excerpt, for_each_string, invoke_unary, string_bytes, variant_return_field,
 };
 use crate::codec::{JsonParser, VariantBuilder};
 use crate::variant_array::{VariantArrayBuilder, variant_data_type};
@@ -63,7 +63,10 @@ pub(crate) fn parse_json_array(
 ) -> Result<ArrayRef> {
     let mut parser = JsonParser::new();
     let mut builder = VariantBuilder::new();
-    let mut out = VariantArrayBuilder::with_capacity(array.len());
+    // A variant is rarely larger than its JSON text: reserving that much saves the output
+    // buffers growing (and copying) while the batch is parsed.
+    let text_bytes = string_bytes(array);
+    let mut out = VariantArrayBuilder::with_byte_capacity(array.len(), text_bytes / 2, text_bytes);
     for_each_string(function, array, |_, s| {
         let Some(s) = s else {
             out.append_null();
