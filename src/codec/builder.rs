@@ -23,9 +23,8 @@ struct KeyDictionary {
     /// Slots hold `global id + 1`; 0 is empty.
     table: Vec<u32>,
     /// Per global id: the row that last used it, and its local id in that row.
-    stamp: Vec<u32>,
-    local: Vec<u32>,
-    /// The current row (stamps of 0 mean never).
+    seen: Vec<(u32, u32)>,
+    /// The current row (a `seen` row of 0 means never).
     row: u32,
     /// The row's keys: global ids by local id.
     row_keys: Vec<u32>,
@@ -41,7 +40,17 @@ struct KeyDictionary {
     rank_bits: Vec<u64>,
     /// True when this row added a global key.
     added: bool,
+    /// Per global id, the global id interned right after it last time, and the first one of
+    /// the last row: objects of one kind repeat their key sequence, so most keys are found by
+    /// one comparison with this guess, without hashing.
+    next_guess: Vec<u32>,
+    first_guess: u32,
+    /// The global id interned last in this row.
+    last: u32,
 }
+
+/// No global id.
+const NO_KEY: u32 = u32::MAX;
 
 /// Reads a slice of at most 8 bytes as one word without a variable-length copy (overlapping
 /// loads; for a given length the word determines the bytes).
@@ -96,16 +105,18 @@ impl KeyDictionary {
         self.row_keys.clear();
         self.row_bytes = 0;
         self.added = false;
+        self.last = NO_KEY;
         self.row = self.row.wrapping_add(1);
         let global = self.offsets.len().saturating_sub(1);
         if self.row == 0 || global > MAX_KEPT_KEYS || self.bytes.len() > MAX_KEPT_BYTES {
             self.bytes.clear();
             self.offsets.clear();
             self.table.iter_mut().for_each(|s| *s = 0);
-            self.stamp.clear();
-            self.local.clear();
+            self.seen.clear();
             self.rank.clear();
             self.by_rank.clear();
+            self.next_guess.clear();
+            self.first_guess = NO_KEY;
             self.ranked = 0;
             self.row = 1;
             self.offsets.push(0);
@@ -143,36 +154,56 @@ impl KeyDictionary {
         if self.offsets.is_empty() {
             self.offsets.push(0);
         }
+        let guess = match self.last {
+            NO_KEY => self.first_guess,
+            last => self.next_guess[last as usize],
+        };
+        // (`first_guess` starts at 0 in a new dictionary, hence the bound check.)
+        let known = (guess as usize) < self.offsets.len() - 1;
+        let g = if known && key_eq(self.global_key(guess as usize), key) {
+            guess as usize
+        } else {
+            self.find_or_add(key)
+        };
+        match self.last {
+            NO_KEY => self.first_guess = g as u32,
+            last => self.next_guess[last as usize] = g as u32,
+        }
+        self.last = g as u32;
+        let seen = &mut self.seen[g];
+        if seen.0 != self.row {
+            *seen = (self.row, self.row_keys.len() as u32);
+            self.row_keys.push(g as u32);
+            self.row_bytes += key.len();
+        }
+        seen.1
+    }
+
+    /// The global id of `key`, adding it when new.
+    fn find_or_add(&mut self, key: &[u8]) -> usize {
         let global = self.offsets.len() - 1;
         if (global + 1) * 2 > self.table.len() {
             self.grow();
         }
         let mask = self.table.len() - 1;
         let mut slot = hash_key(key) as usize & mask;
-        let g = loop {
+        loop {
             let entry = self.table[slot];
             if entry == 0 {
                 let g = self.offsets.len() - 1;
                 self.bytes.extend_from_slice(key);
                 self.offsets.push(self.bytes.len() as u32);
-                self.stamp.push(0);
-                self.local.push(0);
+                self.seen.push((0, 0));
+                self.next_guess.push(NO_KEY);
                 self.added = true;
                 self.table[slot] = g as u32 + 1;
-                break g;
+                return g;
             }
             if key_eq(self.global_key((entry - 1) as usize), key) {
-                break (entry - 1) as usize;
+                return (entry - 1) as usize;
             }
             slot = (slot + 1) & mask;
-        };
-        if self.stamp[g] != self.row {
-            self.stamp[g] = self.row;
-            self.local[g] = self.row_keys.len() as u32;
-            self.row_keys.push(g as u32);
-            self.row_bytes += key.len();
         }
-        self.local[g]
     }
 
     /// Whether the row's keys can be ordered by rank: every key ranked. Ranks are recomputed
@@ -212,7 +243,7 @@ impl KeyDictionary {
             let mut word = std::mem::take(&mut self.rank_bits[w]);
             while word != 0 {
                 let rank = w * 64 + word.trailing_zeros() as usize;
-                order.push(self.local[self.by_rank[rank] as usize]);
+                order.push(self.seen[self.by_rank[rank] as usize].1);
                 word &= word - 1;
             }
         }
@@ -229,6 +260,42 @@ impl KeyDictionary {
             }
             self.table[slot] = g as u32 + 1;
         }
+    }
+}
+
+/// Slots of [`MetadataCache`].
+const METADATA_CACHE_SLOTS: usize = 64;
+
+/// The metadata of recently seen key sets (rows of one kind share a few), so that a row whose
+/// keys were seen before copies its metadata instead of writing it key by key. Direct-mapped by
+/// a hash of the key set (global ids in key order).
+#[derive(Debug, Default)]
+struct MetadataCache {
+    /// Per slot: the key set and its metadata.
+    keys: Vec<Vec<u32>>,
+    metadata: Vec<Vec<u8>>,
+}
+
+impl MetadataCache {
+    /// Forgets every entry (global ids were renumbered).
+    fn clear(&mut self) {
+        self.keys.iter_mut().for_each(Vec::clear);
+        self.metadata.iter_mut().for_each(Vec::clear);
+    }
+
+    /// The slot for `keys`, and whether it already holds them.
+    fn lookup(&mut self, keys: &[u32]) -> (usize, bool) {
+        if self.keys.is_empty() {
+            self.keys.resize(METADATA_CACHE_SLOTS, Vec::new());
+            self.metadata.resize(METADATA_CACHE_SLOTS, Vec::new());
+        }
+        let mut h = keys.len() as u64;
+        for &k in keys {
+            h = (h.rotate_left(5) ^ k as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        let slot = (h >> 58) as usize % METADATA_CACHE_SLOTS;
+        let hit = self.keys[slot] == keys && !self.metadata[slot].is_empty();
+        (slot, hit)
     }
 }
 
@@ -287,7 +354,11 @@ struct Frame {
 pub struct VariantBuilder {
     /// The finished value.
     value: Vec<u8>,
-    metadata: Vec<u8>,
+    /// The last row's metadata is `metadata.metadata[metadata_slot]`.
+    metadata: MetadataCache,
+    metadata_slot: usize,
+    /// Scratch: the row's global key ids in key order.
+    sorted_keys: Vec<u32>,
     dict: KeyDictionary,
     /// Encoded scalars of the row, in document order.
     scalars: Vec<u8>,
@@ -324,7 +395,9 @@ impl VariantBuilder {
     pub fn new() -> Self {
         let mut b = VariantBuilder {
             value: Vec::new(),
-            metadata: Vec::new(),
+            metadata: MetadataCache::default(),
+            metadata_slot: 0,
+            sorted_keys: Vec::new(),
             dict: KeyDictionary::default(),
             scalars: Vec::new(),
             containers: Vec::new(),
@@ -346,9 +419,10 @@ impl VariantBuilder {
 
     /// Clears all state for the next row (capacity is kept).
     pub fn reset(&mut self) {
-        // `metadata` is kept: a row with the previous row's keys reuses it.
+        // `metadata` is kept: a row with keys seen before reuses it.
         if self.dict.clear() {
             self.previous_valid = false;
+            self.metadata.clear();
         }
         self.scalars.clear();
         self.containers.clear();
@@ -646,7 +720,18 @@ impl VariantBuilder {
         self.layout();
         self.write_value(dict_unsorted)?;
         if !same_keys {
-            self.write_metadata(dict_unsorted);
+            self.sorted_keys.clear();
+            if dict_unsorted {
+                let row_keys = &self.dict.row_keys;
+                (self.sorted_keys).extend(self.order.iter().map(|&local| row_keys[local as usize]));
+            } else {
+                self.sorted_keys.extend_from_slice(&self.dict.row_keys);
+            }
+            let (slot, hit) = self.metadata.lookup(&self.sorted_keys);
+            self.metadata_slot = slot;
+            if !hit {
+                self.write_metadata(slot);
+            }
         }
         self.previous_keys.clear();
         self.previous_keys.extend_from_slice(&self.dict.row_keys);
@@ -721,32 +806,25 @@ impl VariantBuilder {
                 let pairs = &mut self.pairs;
                 pairs.clear();
                 pairs.extend(children.iter().map(|f| (f.key, f.offset)));
-                if pairs.windows(2).any(|w| w[0].0 >= w[1].0) {
-                    pairs.sort_unstable_by_key(|p| p.0);
-                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-                        let local = if remapped {
-                            self.order[w[0].0 as usize]
-                        } else {
-                            w[0].0
-                        };
-                        let key = String::from_utf8_lossy(self.dict.key(local as usize));
-                        return Err(VariantError::DuplicateKey(key.into_owned()));
-                    }
+                if pairs.windows(2).any(|w| w[0].0 >= w[1].0)
+                    && let Err(duplicate) = sort_fields(pairs)
+                {
+                    let local = if remapped {
+                        self.order[duplicate as usize]
+                    } else {
+                        duplicate
+                    };
+                    let key = String::from_utf8_lossy(self.dict.key(local as usize));
+                    return Err(VariantError::DuplicateKey(key.into_owned()));
                 }
-                for &(id, _) in pairs.iter() {
-                    write_uint(out, id, id_width);
-                }
-                for &(_, offset) in pairs.iter() {
-                    write_uint(out, offset, offset_width);
-                }
+                write_uints(out, pairs.iter().map(|p| p.0), id_width);
+                write_uints(out, pairs.iter().map(|p| p.1), offset_width);
             } else {
                 out.push(
                     basic_type::ARRAY | ((is_large as u8) << 4) | (((offset_width - 1) as u8) << 2),
                 );
                 write_uint(out, c.len, if is_large { 4 } else { 1 });
-                for e in children {
-                    write_uint(out, e.offset, offset_width);
-                }
+                write_uints(out, children.iter().map(|e| e.offset), offset_width);
             }
             write_uint(out, c.data_size, offset_width);
         }
@@ -754,33 +832,29 @@ impl VariantBuilder {
         Ok(())
     }
 
-    fn write_metadata(&mut self, sorted_by_order: bool) {
-        let n = self.dict.len();
+    /// Writes the metadata of the row's keys (`sorted_keys`) into cache slot `slot`.
+    fn write_metadata(&mut self, slot: usize) {
+        let keys = &self.sorted_keys;
+        let n = keys.len();
         let total = self.dict.row_bytes();
         let width = width_for(total.max(n));
-        let m = &mut self.metadata;
+        let m = &mut self.metadata.metadata[slot];
         m.clear();
         m.reserve(1 + (n + 2) * width + total);
         m.push(0x01 | 0x10 | (((width - 1) as u8) << 6));
         write_uint(m, n as u32, width);
         write_uint(m, 0, width);
-        let local_ids = &self.order[..if sorted_by_order { n } else { 0 }];
-        let key_at = |i: usize| {
-            let local = if sorted_by_order {
-                local_ids[i]
-            } else {
-                i as u32
-            };
-            self.dict.key(local as usize)
-        };
         let mut end = 0u32;
-        for i in 0..n {
-            end += key_at(i).len() as u32;
+        for &g in keys {
+            end += self.dict.global_key(g as usize).len() as u32;
             write_uint(m, end, width);
         }
-        for i in 0..n {
-            m.extend_from_slice(key_at(i));
+        for &g in keys {
+            m.extend_from_slice(self.dict.global_key(g as usize));
         }
+        let cached = &mut self.metadata.keys[slot];
+        cached.clear();
+        cached.extend_from_slice(keys);
     }
 
     /// Appends a copy of `v` (and its children), re-interning keys in this builder's dictionary.
@@ -819,7 +893,10 @@ impl VariantBuilder {
 
     /// The metadata bytes of the last finished row.
     pub fn metadata(&self) -> &[u8] {
-        &self.metadata
+        self.metadata
+            .metadata
+            .get(self.metadata_slot)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The value bytes of the last finished row.
@@ -828,15 +905,54 @@ impl VariantBuilder {
     }
 }
 
+/// Appends `values` as little-endian integers of `width` bytes; one-byte values (the common
+/// case: small objects and arrays) go in as one bulk extend.
+#[inline]
+fn write_uints(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = u32>, width: usize) {
+    if width == 1 {
+        out.extend(values.map(|v| v as u8));
+    } else {
+        out.reserve(values.len() * width);
+        for v in values {
+            write_uint(out, v, width);
+        }
+    }
+}
+
+/// Sorts an object's `(field id, offset)` pairs by id, or returns an id that occurs twice. Ids
+/// below 64 (most objects) are ordered through a bit set, without comparisons.
+fn sort_fields(pairs: &mut [(u32, u32)]) -> std::result::Result<(), u32> {
+    if pairs.iter().all(|p| p.0 < 64) {
+        let mut ids = 0u64;
+        let mut offsets = [0u32; 64];
+        for &(id, offset) in pairs.iter() {
+            if ids & (1 << id) != 0 {
+                return Err(id);
+            }
+            ids |= 1 << id;
+            offsets[id as usize] = offset;
+        }
+        for pair in pairs.iter_mut() {
+            let id = ids.trailing_zeros();
+            ids &= ids - 1;
+            *pair = (id, offsets[id as usize]);
+        }
+        return Ok(());
+    }
+    pairs.sort_unstable_by_key(|p| p.0);
+    match pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+        Some(w) => Err(w[0].0),
+        None => Ok(()),
+    }
+}
+
 /// Number of decimal digits of `|v|` (1 for 0).
 pub(crate) fn decimal_digits(v: i128) -> u32 {
-    let mut u = v.unsigned_abs();
-    let mut d = 1;
-    while u >= 10 {
-        u /= 10;
-        d += 1;
+    let u = v.unsigned_abs();
+    match u64::try_from(u) {
+        Ok(small) => small.checked_ilog10().map_or(1, |log| log + 1),
+        Err(_) => u.ilog10() + 1,
     }
-    d
 }
 
 /// Writes an object whose field values are already encoded against some metadata: `fields` are
@@ -869,5 +985,70 @@ pub fn write_object(out: &mut Vec<u8>, base: &[u8], fields: &[(u32, std::ops::Ra
     write_uint(out, data_size as u32, offset_width);
     for f in fields {
         out.extend_from_slice(&base[f.1.clone()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Builds `{key: i, ...}` over `keys` in the given order and finishes the row.
+    fn build_object(b: &mut VariantBuilder, keys: &[String]) -> Result<()> {
+        b.reset();
+        b.begin_object();
+        for (i, k) in keys.iter().enumerate() {
+            b.key(k);
+            b.int(i as i64);
+        }
+        b.end_object()?;
+        b.finish()
+    }
+
+    #[test]
+    fn duplicate_keys_are_reported_in_small_and_wide_objects() {
+        let mut b = VariantBuilder::new();
+        let small: Vec<String> = ["b", "a", "b"].map(String::from).to_vec();
+        match build_object(&mut b, &small) {
+            Err(VariantError::DuplicateKey(k)) => assert_eq!(k, "b"),
+            other => panic!("expected a duplicate key, got {other:?}"),
+        }
+        // Field ids past 64 take the comparison sort instead of the bit set.
+        let mut wide: Vec<String> = (0..100).rev().map(|i| format!("k{i:03}")).collect();
+        wide.push("k070".to_string());
+        match build_object(&mut b, &wide) {
+            Err(VariantError::DuplicateKey(k)) => assert_eq!(k, "k070"),
+            other => panic!("expected a duplicate key, got {other:?}"),
+        }
+        // The builder is usable afterwards.
+        build_object(&mut b, &small[..2]).unwrap();
+        assert_eq!(b.value()[1], 2, "two fields");
+    }
+
+    #[test]
+    fn rows_with_many_key_sets_get_their_own_metadata() {
+        // 256 key sets (more than the metadata cache has slots), in a shuffled order and
+        // repeated: every row's metadata is its own keys, sorted.
+        let names = ["id", "user", "ts", "price", "a", "zz", "type", "ok"];
+        let mut reused = VariantBuilder::new();
+        for round in 0..3u32 {
+            for i in 0..256u32 {
+                let set = (i.wrapping_mul(97) + round * 31) % 256;
+                let keys: Vec<String> = (0..8)
+                    .filter(|bit| set & (1 << bit) != 0)
+                    .map(|bit| names[bit].to_string())
+                    .collect();
+                build_object(&mut reused, &keys).unwrap();
+                let mut sorted = keys.clone();
+                sorted.sort();
+                let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
+                let got: Vec<&str> = (0..metadata.len())
+                    .map(|k| metadata.key(k).unwrap())
+                    .collect();
+                assert_eq!(got, sorted, "key set {set:#010b}");
+                let mut fresh = VariantBuilder::new();
+                build_object(&mut fresh, &keys).unwrap();
+                assert_eq!(reused.value(), fresh.value(), "key set {set:#010b}");
+            }
+        }
     }
 }

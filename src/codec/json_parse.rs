@@ -158,10 +158,7 @@ impl JsonParser {
     /// Parses a string body starting after the opening quote; returns its unescaped bytes and the
     /// position after the closing quote. Unescaped strings borrow `b`; others use the scratch buffer.
     fn string<'s>(&'s mut self, b: &'s [u8], start: usize) -> Result<(&'s [u8], usize)> {
-        let mut pos = start;
-        while pos < b.len() && !STRING_STOP[b[pos] as usize] {
-            pos += 1;
-        }
+        let mut pos = scan_string(b, start);
         match b.get(pos) {
             Some(b'"') => return Ok((&b[start..pos], pos + 1)),
             None => return err(pos, "unterminated string"),
@@ -205,14 +202,39 @@ impl JsonParser {
                 c if c < 0x20 => return err(pos, "unescaped control character in string"),
                 _ => {
                     let run_start = pos;
-                    while pos < b.len() && !STRING_STOP[b[pos] as usize] {
-                        pos += 1;
-                    }
+                    pos = scan_string(b, pos);
                     self.scratch.extend_from_slice(&b[run_start..pos]);
                 }
             }
         }
     }
+}
+
+/// The position of the first quote, backslash or control character at or after `pos` (or the
+/// end of `b`). Eight bytes at a time: most strings (keys, short values) end within one word.
+#[inline]
+fn scan_string(b: &[u8], mut pos: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(pos..pos + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        // Classic SWAR: a byte's high bit is set in `x.wrapping_sub(ONES * n) & !x & HIGH` when
+        // that byte of `x` is below `n`; the lowest such byte is always exact.
+        let quote = w ^ (ONES * b'"' as u64);
+        let backslash = w ^ (ONES * b'\\' as u64);
+        let stops = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        let stops = stops & HIGH;
+        if stops != 0 {
+            return pos + (stops.trailing_zeros() / 8) as usize;
+        }
+        pos += 8;
+    }
+    while pos < b.len() && !STRING_STOP[b[pos] as usize] {
+        pos += 1;
+    }
+    pos
 }
 
 #[inline]
