@@ -1,5 +1,5 @@
 //! Writing variants: minimal widths, a sorted unique dictionary, buffers reused across rows.
-use super::bytes::{width_for, write_uint};
+use super::bytes::{covering_word, width_for, write_uint};
 use super::error::{Result, VariantError};
 use super::value::{Value, Variant, basic_type, primitive};
 
@@ -52,22 +52,6 @@ struct KeyDictionary {
 /// No global id.
 const NO_KEY: u32 = u32::MAX;
 
-/// Reads a slice of at most 8 bytes as one word without a variable-length copy (overlapping
-/// loads; for a given length the word determines the bytes).
-#[inline]
-fn short_word(b: &[u8]) -> u64 {
-    let n = b.len();
-    if n >= 4 {
-        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
-        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
-        lo | (hi << 32)
-    } else if n > 0 {
-        (b[0] as u64) | ((b[n / 2] as u64) << 8) | ((b[n - 1] as u64) << 16)
-    } else {
-        0
-    }
-}
-
 #[inline]
 fn hash_key(key: &[u8]) -> u64 {
     // FxHash-style multiplicative hash over 8-byte chunks.
@@ -77,7 +61,7 @@ fn hash_key(key: &[u8]) -> u64 {
     for c in &mut chunks {
         h = (h.rotate_left(5) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
     }
-    h = (h.rotate_left(5) ^ short_word(chunks.remainder())).wrapping_mul(K);
+    h = (h.rotate_left(5) ^ covering_word(chunks.remainder())).wrapping_mul(K);
     h ^ (h >> 29)
 }
 
@@ -89,10 +73,10 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     if n <= 8 {
-        short_word(a) == short_word(b)
+        covering_word(a) == covering_word(b)
     } else if n <= 16 {
-        short_word(&a[..8]) == short_word(&b[..8])
-            && short_word(&a[n - 8..]) == short_word(&b[n - 8..])
+        covering_word(&a[..8]) == covering_word(&b[..8])
+            && covering_word(&a[n - 8..]) == covering_word(&b[n - 8..])
     } else {
         a == b
     }

@@ -61,3 +61,22 @@ pub(crate) fn write_uint(out: &mut Vec<u8>, v: u32, width: usize) {
     out.extend_from_slice(&v.to_le_bytes());
     out.truncate(end);
 }
+
+/// A word made of the bytes of `b` (1 to 8 bytes) that covers every one of them, read without a
+/// variable-length copy: overlapping loads of the first and last bytes. For a given length the
+/// word determines the bytes, so it serves for equality and hashing; and a check that holds for
+/// each byte of the word holds for each byte of `b`. Empty input gives 0.
+#[inline]
+pub(crate) fn covering_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    if n >= 4 {
+        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+        lo | (hi << 32)
+    } else if n > 0 {
+        let (first, middle, last) = (b[0] as u64, b[n / 2] as u64, b[n - 1] as u64);
+        first * 0x0101_0101_0101_0000 | middle << 8 | last
+    } else {
+        0
+    }
+}

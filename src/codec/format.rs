@@ -14,6 +14,7 @@
 
 use std::fmt::{self, Write as _};
 
+use super::bytes::covering_word;
 use chrono::{DateTime, NaiveDateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 
@@ -744,21 +745,20 @@ pub(crate) fn is_plain_ascii(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+    let plain = |x: u64| {
+        x & HIGH == 0
+            && x.wrapping_sub(ONES * 0x20) & !x & HIGH == 0
+            && !has_zero(x ^ (ONES * u64::from(b'"')))
+            && !has_zero(x ^ (ONES * u64::from(b'\\')))
+    };
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
-        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        if x & HIGH != 0
-            || x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0
-            || has_zero(x ^ (ONES * u64::from(b'"')))
-            || has_zero(x ^ (ONES * u64::from(b'\\')))
-        {
+        if !plain(u64::from_le_bytes(c.try_into().expect("8 bytes"))) {
             return false;
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .all(|&b| b < 0x80 && !needs_escape(b))
+    let rest = chunks.remainder();
+    rest.is_empty() || plain(covering_word(rest))
 }
 
 /// [`write_json_string`] for bytes already known to be UTF-8 (keys of a checked dictionary).

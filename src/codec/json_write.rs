@@ -53,12 +53,44 @@ impl JsonRowWriter {
         tz: &SessionTimeZone,
     ) -> std::result::Result<(), Unreadable> {
         let keys = RawKeys::new(metadata)?;
-        if self.checked_metadata != metadata {
+        // Keys that are all plain ASCII (one pass over the dictionary) need neither the UTF-8
+        // check nor escaping: each is written as quote, bytes, quote.
+        let plain = is_plain_ascii(keys.strings()?);
+        if !plain && self.checked_metadata != metadata {
             self.checked_metadata.clear();
             keys.check_utf8()?;
             self.checked_metadata.extend_from_slice(metadata);
         }
+        let keys = KeyText { keys, plain };
         write_raw_value(out, &keys, value, tz, 0)
+    }
+}
+
+/// A dictionary whose keys are known to be UTF-8, and whether they are all plain ASCII.
+struct KeyText<'a> {
+    keys: RawKeys<'a>,
+    plain: bool,
+}
+
+impl KeyText<'_> {
+    /// Writes key `id` as a JSON string followed by ':'.
+    #[inline]
+    fn write_field_name(
+        &self,
+        out: &mut Vec<u8>,
+        id: usize,
+    ) -> std::result::Result<(), Unreadable> {
+        let key = self.keys.key(id)?;
+        if self.plain {
+            out.reserve(key.len() + 3);
+            out.push(b'"');
+            out.extend_from_slice(key);
+            out.extend_from_slice(b"\":");
+        } else {
+            write_json_bytes(out, key);
+            out.push(b':');
+        }
+        Ok(())
     }
 }
 
@@ -66,7 +98,7 @@ impl JsonRowWriter {
 #[inline]
 fn write_raw_value(
     out: &mut Vec<u8>,
-    keys: &RawKeys<'_>,
+    keys: &KeyText<'_>,
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
@@ -102,9 +134,33 @@ fn write_raw_value(
                     let text = value.get(5..5 + len).ok_or(Unreadable)?;
                     write_raw_text(out, text)?;
                 }
+                primitive::DOUBLE => {
+                    let d = f64::from_le_bytes(fixed(8)?.try_into().expect("8"));
+                    write_double(out, d);
+                }
+                primitive::DECIMAL4 | primitive::DECIMAL8 | primitive::DECIMAL16 => {
+                    let width = match header >> 2 {
+                        primitive::DECIMAL4 => 4,
+                        primitive::DECIMAL8 => 8,
+                        _ => 16,
+                    };
+                    let bytes = fixed(1 + width)?;
+                    let scale = bytes[0];
+                    if scale > 38 {
+                        // The checked decoder reports it.
+                        return Err(Unreadable);
+                    }
+                    let mut unscaled = [0u8; 16];
+                    unscaled[..width].copy_from_slice(&bytes[1..]);
+                    // Sign-extend the little-endian two's complement value to 16 bytes.
+                    if bytes[width] & 0x80 != 0 {
+                        unscaled[width..].fill(0xFF);
+                    }
+                    write_decimal(out, i128::from_le_bytes(unscaled), scale);
+                }
                 // The other primitives are rarer: the checked decoder renders them.
                 _ => {
-                    let v = Variant::try_new(keys.bytes, value).map_err(|_| Unreadable)?;
+                    let v = Variant::try_new(keys.keys.bytes, value).map_err(|_| Unreadable)?;
                     write_value(out, v, tz, depth).map_err(|_| Unreadable)?;
                 }
             }
@@ -129,7 +185,7 @@ fn write_raw_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(), Unr
 #[recursive::recursive]
 fn write_raw_object(
     out: &mut Vec<u8>,
-    keys: &RawKeys<'_>,
+    keys: &KeyText<'_>,
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
@@ -138,14 +194,14 @@ fn write_raw_object(
         return Err(Unreadable);
     }
     let layout = RawLayout::read(value, true)?;
+    let children = layout.children(value)?;
     out.push(b'{');
     for i in 0..layout.num {
         if i > 0 {
             out.push(b',');
         }
-        write_json_bytes(out, keys.key(layout.id(value, i)?)?);
-        out.push(b':');
-        write_raw_value(out, keys, layout.child(value, i)?, tz, depth + 1)?;
+        keys.write_field_name(out, children.id(i)?)?;
+        write_raw_value(out, keys, children.child(i)?, tz, depth + 1)?;
     }
     out.push(b'}');
     Ok(())
@@ -154,7 +210,7 @@ fn write_raw_object(
 #[recursive::recursive]
 fn write_raw_array(
     out: &mut Vec<u8>,
-    keys: &RawKeys<'_>,
+    keys: &KeyText<'_>,
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
@@ -163,12 +219,13 @@ fn write_raw_array(
         return Err(Unreadable);
     }
     let layout = RawLayout::read(value, false)?;
+    let children = layout.children(value)?;
     out.push(b'[');
     for i in 0..layout.num {
         if i > 0 {
             out.push(b',');
         }
-        write_raw_value(out, keys, layout.child(value, i)?, tz, depth + 1)?;
+        write_raw_value(out, keys, children.child(i)?, tz, depth + 1)?;
     }
     out.push(b']');
     Ok(())
@@ -188,15 +245,7 @@ fn write_value(
         Value::Int16(i) => write_int(out, i as i64),
         Value::Int32(i) => write_int(out, i as i64),
         Value::Int64(i) => write_int(out, i),
-        Value::Double(d) => {
-            if d.is_finite() {
-                write_java_double(out, d);
-            } else {
-                out.push(b'"');
-                write_java_double(out, d);
-                out.push(b'"');
-            }
-        }
+        Value::Double(d) => write_double(out, d),
         Value::Float(f) => {
             if f.is_finite() {
                 write_java_float(out, f);
@@ -271,6 +320,17 @@ fn write_array(
     }
     out.push(b']');
     Ok(())
+}
+
+/// A double as Java prints it; NaN and the infinities quoted (they are not JSON numbers).
+fn write_double(out: &mut Vec<u8>, d: f64) {
+    if d.is_finite() {
+        write_java_double(out, d);
+    } else {
+        out.push(b'"');
+        write_java_double(out, d);
+        out.push(b'"');
+    }
 }
 
 #[inline]

@@ -91,6 +91,12 @@ impl<'a> RawKeys<'a> {
         })
     }
 
+    /// The bytes of all keys (the dictionary's string region).
+    pub(crate) fn strings(&self) -> Result<&'a [u8], Unreadable> {
+        let end = raw_uint(self.offsets, self.len * self.offset_size, self.offset_size)?;
+        self.strings.get(..end).ok_or(Unreadable)
+    }
+
     /// Checks that every key is UTF-8 (the whole strings region at once, and every key boundary
     /// on a character boundary), so that keys can then be used as text without checks.
     pub(crate) fn check_utf8(&self) -> Result<(), Unreadable> {
@@ -212,6 +218,26 @@ impl RawLayout {
         })
     }
 
+    /// The field ids, the offsets (`num + 1`) and the data of this container in `value`, for
+    /// loops over all children (see [`RawChildren`]).
+    #[inline]
+    pub(crate) fn children<'a>(&self, value: &'a [u8]) -> Result<RawChildren<'a>, Unreadable> {
+        // `read` checked that `data_start` is within `value`.
+        let ids = &value[self.ids_start..self.offsets_start];
+        let offsets = &value[self.offsets_start..self.data_start];
+        let end = raw_uint(offsets, self.num * self.offset_size, self.offset_size)?;
+        let data = value
+            .get(self.data_start..self.data_start + end)
+            .ok_or(Unreadable)?;
+        Ok(RawChildren {
+            ids,
+            offsets,
+            data,
+            id_size: self.id_size,
+            offset_size: self.offset_size,
+        })
+    }
+
     #[inline]
     pub(crate) fn id(&self, value: &[u8], i: usize) -> Result<usize, Unreadable> {
         raw_uint(value, self.ids_start + i * self.id_size, self.id_size)
@@ -235,5 +261,43 @@ impl RawLayout {
             return Err(Unreadable);
         }
         value.get(start..end).ok_or(Unreadable)
+    }
+}
+
+/// The children of one container, with its data end read once: for loops over every child.
+pub(crate) struct RawChildren<'a> {
+    ids: &'a [u8],
+    offsets: &'a [u8],
+    data: &'a [u8],
+    id_size: usize,
+    offset_size: usize,
+}
+
+impl<'a> RawChildren<'a> {
+    /// Field id `i` (objects).
+    #[inline]
+    pub(crate) fn id(&self, i: usize) -> Result<usize, Unreadable> {
+        uint_at(self.ids, i, self.id_size)
+    }
+
+    /// Child `i`: its bytes from its offset to the end of the container's data.
+    #[inline]
+    pub(crate) fn child(&self, i: usize) -> Result<&'a [u8], Unreadable> {
+        let start = uint_at(self.offsets, i, self.offset_size)?;
+        match self.data.get(start..) {
+            Some(child) if !child.is_empty() => Ok(child),
+            _ => Err(Unreadable),
+        }
+    }
+}
+
+/// The `i`-th unsigned integer of `width` bytes in `bytes` (one-byte widths, the usual case,
+/// without the width dispatch).
+#[inline]
+fn uint_at(bytes: &[u8], i: usize, width: usize) -> Result<usize, Unreadable> {
+    if width == 1 {
+        bytes.get(i).map(|&b| b as usize).ok_or(Unreadable)
+    } else {
+        raw_uint(bytes, i * width, width)
     }
 }
