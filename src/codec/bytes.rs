@@ -75,7 +75,7 @@ pub(crate) fn covering_word(b: &[u8]) -> u64 {
         lo | (hi << 32)
     } else if n > 0 {
         let (first, middle, last) = (b[0] as u64, b[n / 2] as u64, b[n - 1] as u64);
-        first * 0x0101_0101_0101_0000 | middle << 8 | last
+        (first * 0x0101_0101_0101_0000) | (middle << 8) | last
     } else {
         0
     }

@@ -51,7 +51,6 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
 const SIZE_SAMPLE_ROWS: usize = 64;
 
 /// Renders every row of a variant column as JSON text (SQL NULL stays NULL).
-
 pub fn variant_array_to_json(
     function: &str,
     array: &ArrayRef,
