@@ -183,29 +183,36 @@ fn raw_field<'a>(
 ) -> Result<Option<&'a [u8]>, Unreadable> {
     let key = probe.bytes();
     let layout = RawLayout::read(value, true)?;
+    let fields = layout.children(value)?;
     let (mut lo, mut hi) = (0, layout.num);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match keys.compare(layout.id(value, mid)?, probe)? {
+        match keys.compare(fields.id(mid)?, probe)? {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return layout.child(value, mid).map(Some),
+            std::cmp::Ordering::Equal => return fields.child(mid).map(Some),
         }
     }
-    for i in 1..layout.num {
-        let (a, b) = (layout.id(value, i - 1)?, layout.id(value, i)?);
-        let in_order = if keys.sorted {
-            a < b
-        } else {
-            compare_keys(keys.key(a)?, keys.key(b)?).is_lt()
-        };
-        if !in_order {
-            for j in 0..layout.num {
-                if keys.key(layout.id(value, j)?)? == key {
-                    return layout.child(value, j).map(Some);
-                }
+    // A miss. It is certain when the fields are in key order: with a sorted dictionary, when
+    // their ids ascend (one pass over the id bytes).
+    let in_order = if keys.sorted {
+        fields.ids_ascend(layout.num)?
+    } else {
+        let mut in_order = true;
+        for i in 1..layout.num {
+            let (a, b) = (fields.id(i - 1)?, fields.id(i)?);
+            if !compare_keys(keys.key(a)?, keys.key(b)?).is_lt() {
+                in_order = false;
+                break;
             }
-            return Ok(None);
+        }
+        in_order
+    };
+    if !in_order {
+        for j in 0..layout.num {
+            if keys.key(fields.id(j)?)? == key {
+                return fields.child(j).map(Some);
+            }
         }
     }
     Ok(None)

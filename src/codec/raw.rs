@@ -239,11 +239,6 @@ impl RawLayout {
     }
 
     #[inline]
-    pub(crate) fn id(&self, value: &[u8], i: usize) -> Result<usize, Unreadable> {
-        raw_uint(value, self.ids_start + i * self.id_size, self.id_size)
-    }
-
-    #[inline]
     pub(crate) fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8], Unreadable> {
         let start = self.data_start
             + raw_uint(
@@ -278,6 +273,21 @@ impl<'a> RawChildren<'a> {
     #[inline]
     pub(crate) fn id(&self, i: usize) -> Result<usize, Unreadable> {
         uint_at(self.ids, i, self.id_size)
+    }
+
+    /// Whether the first `num` field ids strictly ascend.
+    #[inline]
+    pub(crate) fn ids_ascend(&self, num: usize) -> Result<bool, Unreadable> {
+        if self.id_size == 1 {
+            let ids = self.ids.get(..num).ok_or(Unreadable)?;
+            return Ok(ids.windows(2).all(|w| w[0] < w[1]));
+        }
+        for i in 1..num {
+            if self.id(i - 1)? >= self.id(i)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Child `i`: its bytes from its offset to the end of the container's data.
