@@ -246,15 +246,8 @@ fn write_value(
         Value::Int32(i) => write_int(out, i as i64),
         Value::Int64(i) => write_int(out, i),
         Value::Double(d) => write_double(out, d),
-        Value::Float(f) => {
-            if f.is_finite() {
-                write_java_float(out, f);
-            } else {
-                out.push(b'"');
-                write_java_float(out, f);
-                out.push(b'"');
-            }
-        }
+        Value::Float(f) if f.is_finite() => write_java_float(out, f),
+        Value::Float(f) => quoted(out, |o| write_java_float(o, f)),
         Value::Decimal4(u, s) => write_decimal(out, u as i128, s),
         Value::Decimal8(u, s) => write_decimal(out, u as i128, s),
         Value::Decimal16(u, s) => write_decimal(out, u, s),
@@ -327,9 +320,7 @@ fn write_double(out: &mut Vec<u8>, d: f64) {
     if d.is_finite() {
         write_java_double(out, d);
     } else {
-        out.push(b'"');
-        write_java_double(out, d);
-        out.push(b'"');
+        quoted(out, |o| write_java_double(o, d));
     }
 }
 
