@@ -408,6 +408,7 @@ impl VariantBuilder {
             self.previous_valid = false;
             self.metadata.clear();
         }
+        self.value.clear();
         self.scalars.clear();
         self.containers.clear();
         self.children.clear();
@@ -666,9 +667,7 @@ impl VariantBuilder {
     pub fn finish(&mut self) -> Result<()> {
         debug_assert!(self.stack.is_empty(), "finish with open containers");
         if self.scalars.len() > u32::MAX as usize {
-            return Err(VariantError::Malformed(
-                "a variant value cannot exceed 4 GiB".to_string(),
-            ));
+            return Err(too_large());
         }
         let n = self.dict.len();
         let same_keys = self.previous_valid && self.dict.row_keys == self.previous_keys;
@@ -701,7 +700,7 @@ impl VariantBuilder {
                 child.key = self.remap[child.key as usize];
             }
         }
-        self.layout();
+        self.layout()?;
         self.write_value(dict_unsorted)?;
         if !same_keys {
             self.sorted_keys.clear();
@@ -726,25 +725,29 @@ impl VariantBuilder {
 
     /// Computes every container's header and data size and its children's offsets, children
     /// before parents (the order they were closed in). Field keys are final ids by now.
-    fn layout(&mut self) {
+    fn layout(&mut self) -> Result<()> {
         for &index in &self.closed {
             let c = self.containers[index as usize];
             let children =
                 &mut self.children[c.children_start as usize..(c.children_start + c.len) as usize];
             // Bytes of the headers of earlier children's containers, which sit in this
             // container's data before the next child.
-            let mut headers = 0u32;
+            // (Sizes in u64: offsets are checked to fit in 32 bits once the data size is known.)
+            let mut headers = 0u64;
             let mut max_id = 0u32;
             for child in children.iter_mut() {
-                child.offset = child.scalar_pos - c.scalar_start + headers;
+                child.offset = (u64::from(child.scalar_pos - c.scalar_start) + headers) as u32;
                 if child.container != SCALAR {
                     let inner = &self.containers[child.container as usize];
-                    headers += inner.header_size + inner.data_size
-                        - (inner.scalar_end - inner.scalar_start);
+                    headers += u64::from(inner.header_size) + u64::from(inner.data_size)
+                        - u64::from(inner.scalar_end - inner.scalar_start);
                 }
                 max_id = max_id.max(child.key);
             }
-            let data_size = c.scalar_end - c.scalar_start + headers;
+            let data_size = u64::from(c.scalar_end - c.scalar_start) + headers;
+            let Ok(data_size) = u32::try_from(data_size) else {
+                return Err(too_large());
+            };
             let offset_width = width_for(data_size as usize);
             let count_width = if c.len > 255 { 4 } else { 1 };
             let id_width = if c.is_object {
@@ -760,6 +763,7 @@ impl VariantBuilder {
             c.id_width = id_width as u8;
             c.offset_width = offset_width as u8;
         }
+        Ok(())
     }
 
     /// Writes the value: the scalars with every container's header inserted where its data
@@ -887,6 +891,12 @@ impl VariantBuilder {
     pub fn value(&self) -> &[u8] {
         &self.value
     }
+}
+
+/// The error for a value whose containers' offsets would not fit in 32 bits.
+#[cold]
+fn too_large() -> VariantError {
+    VariantError::Malformed("a variant value cannot exceed 4 GiB".to_string())
 }
 
 /// Appends `values` as little-endian integers of `width` bytes; one-byte values (the common
