@@ -79,10 +79,10 @@ pub fn variant_array_to_json(
             }
         }
         if i + 1 == SIZE_SAMPLE_ROWS && n > SIZE_SAMPLE_ROWS {
-            // Reserve for the remaining rows at the sample's rate (plus an eighth), so the
-            // buffer rarely grows and copies what it holds.
+            // Reserve for the remaining rows at the sample's rate (plus an eighth, at most
+            // 256 MiB), so the buffer rarely grows and copies what it holds.
             let rest = values.len() / SIZE_SAMPLE_ROWS * (n - SIZE_SAMPLE_ROWS);
-            values.reserve(rest + rest / 8);
+            values.reserve((rest + rest / 8).min(256 << 20));
         }
         if values.len() > i32::MAX as usize {
             return exec_err!("{function}: output exceeds 2 GiB in one batch");
