@@ -80,3 +80,40 @@ pub(crate) fn covering_word(b: &[u8]) -> u64 {
         0
     }
 }
+
+/// Appends `b` to `out`. Up to 16 bytes are copied inline as two overlapping loads and stores
+/// (the short keys, strings and numbers of JSON output), where a call to `memcpy` would cost
+/// more than the copy itself; longer input is appended with `extend_from_slice`.
+#[inline(always)]
+pub(crate) fn push_short(out: &mut Vec<u8>, b: &[u8]) {
+    let n = b.len();
+    if n > 16 {
+        out.extend_from_slice(b);
+        return;
+    }
+    out.reserve(16);
+    let len = out.len();
+    let src = b.as_ptr();
+    // SAFETY: `reserve(16)` leaves at least 16 writable bytes after `len`, and every store below
+    // ends within `len + 16`; every load reads bytes of `b` only (offsets `0..n`). The first `n`
+    // spare bytes are all written before `set_len` makes them part of the vector.
+    unsafe {
+        let dst = out.as_mut_ptr().add(len);
+        if n >= 8 {
+            let lo = std::ptr::read_unaligned(src as *const u64);
+            let hi = std::ptr::read_unaligned(src.add(n - 8) as *const u64);
+            std::ptr::write_unaligned(dst as *mut u64, lo);
+            std::ptr::write_unaligned(dst.add(n - 8) as *mut u64, hi);
+        } else if n >= 4 {
+            let lo = std::ptr::read_unaligned(src as *const u32);
+            let hi = std::ptr::read_unaligned(src.add(n - 4) as *const u32);
+            std::ptr::write_unaligned(dst as *mut u32, lo);
+            std::ptr::write_unaligned(dst.add(n - 4) as *mut u32, hi);
+        } else if n > 0 {
+            *dst = *src;
+            *dst.add(n / 2) = *src.add(n / 2);
+            *dst.add(n - 1) = *src.add(n - 1);
+        }
+        out.set_len(len + n);
+    }
+}

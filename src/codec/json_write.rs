@@ -1,4 +1,5 @@
 //! Variant to JSON text with Spark's formatting.
+use super::bytes::push_short;
 use super::error::{Result, VariantError};
 use super::format::{
     SessionTimeZone, is_plain_ascii, write_base64, write_date, write_decimal, write_java_double,
@@ -82,9 +83,8 @@ impl KeyText<'_> {
     ) -> std::result::Result<(), Unreadable> {
         let key = self.keys.key(id)?;
         if self.plain {
-            out.reserve(key.len() + 3);
             out.push(b'"');
-            out.extend_from_slice(key);
+            push_short(out, key);
             out.extend_from_slice(b"\":");
         } else {
             write_json_bytes(out, key);
@@ -174,7 +174,7 @@ fn write_raw_value(
 fn write_raw_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(), Unreadable> {
     if is_plain_ascii(text) {
         out.push(b'"');
-        out.extend_from_slice(text);
+        push_short(out, text);
         out.push(b'"');
     } else {
         write_json_string(out, std::str::from_utf8(text).map_err(|_| Unreadable)?);
@@ -327,7 +327,7 @@ fn write_double(out: &mut Vec<u8>, d: f64) {
 #[inline]
 fn write_int(out: &mut Vec<u8>, v: i64) {
     let mut buf = itoa::Buffer::new();
-    out.extend_from_slice(buf.format(v).as_bytes());
+    push_short(out, buf.format(v).as_bytes());
 }
 
 #[inline]
