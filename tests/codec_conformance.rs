@@ -13,8 +13,8 @@ mod common;
 
 use common::*;
 use datafusion_parquet_variant::codec::{
-    DEFAULT_MAX_DEPTH, JsonParser, SessionTimeZone, Value, Variant, VariantBuilder, VariantError,
-    validate,
+    DEFAULT_MAX_DEPTH, JsonParser, JsonRowWriter, SessionTimeZone, Value, Variant, VariantBuilder,
+    VariantError, validate,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -566,6 +566,11 @@ fn depth_limit() {
         let (m, v) = parse(&ok).unwrap();
         validate(&m, &v).unwrap();
         assert_eq!(to_json_ours(&m, &v, &SessionTimeZone::utc()).unwrap(), ok);
+        let mut rows = Vec::new();
+        JsonRowWriter::default()
+            .write(&mut rows, &m, &v, &SessionTimeZone::utc())
+            .unwrap();
+        assert_eq!(rows, ok.as_bytes());
         let mut copy = VariantBuilder::new();
         copy.append_variant(Variant::try_new(&m, &v).unwrap())
             .unwrap();

@@ -580,6 +580,19 @@ fn nesting_depth() {
         Err(VariantError::DepthLimitExceeded(1000))
     );
     assert!(json(EMPTY_META, &very_deep).is_err());
+    // The row writer of `to_json` (its own byte-level recursion) gives the same answers.
+    let tz = SessionTimeZone::utc();
+    let mut out = Vec::new();
+    JsonRowWriter::default()
+        .write(&mut out, EMPTY_META, &ok, &tz)
+        .unwrap();
+    assert_eq!(out, rendered.as_bytes());
+    for too_deep in [&deep, &very_deep] {
+        assert_eq!(
+            JsonRowWriter::default().write(&mut Vec::new(), EMPTY_META, too_deep, &tz),
+            Err(VariantError::DepthLimitExceeded(1000))
+        );
+    }
 }
 
 /// Inputs the fuzzer found, kept as regressions.

@@ -86,19 +86,32 @@ pub(crate) fn covering_word(b: &[u8]) -> u64 {
 /// more than the copy itself; longer input is appended with `extend_from_slice`.
 #[inline(always)]
 pub(crate) fn push_short(out: &mut Vec<u8>, b: &[u8]) {
+    push_framed(out, b"", b, b"");
+}
+
+/// Appends `lead`, `b` and `tail` with one capacity check and one length update (`lead` and
+/// `tail` are short constants such as `"` or `":`); `b` is copied as by [`push_short`].
+#[inline(always)]
+pub(crate) fn push_framed(out: &mut Vec<u8>, lead: &[u8], b: &[u8], tail: &[u8]) {
     let n = b.len();
     if n > 16 {
+        out.reserve(lead.len() + n + tail.len());
+        out.extend_from_slice(lead);
         out.extend_from_slice(b);
+        out.extend_from_slice(tail);
         return;
     }
-    out.reserve(16);
+    out.reserve(lead.len() + 16 + tail.len());
     let len = out.len();
     let src = b.as_ptr();
-    // SAFETY: `reserve(16)` leaves at least 16 writable bytes after `len`, and every store below
-    // ends within `len + 16`; every load reads bytes of `b` only (offsets `0..n`). The first `n`
-    // spare bytes are all written before `set_len` makes them part of the vector.
+    // SAFETY: `reserve` leaves `lead.len() + 16 + tail.len()` writable bytes after `len`; `b` is
+    // written at `lead.len()` by stores that end within 16 bytes of it, and `tail` right after
+    // its `n` bytes. Loads read bytes of `b` only (offsets `0..n`). All bytes up to the new
+    // length are written before `set_len` makes them part of the vector.
     unsafe {
-        let dst = out.as_mut_ptr().add(len);
+        let base = out.as_mut_ptr().add(len);
+        std::ptr::copy_nonoverlapping(lead.as_ptr(), base, lead.len());
+        let dst = base.add(lead.len());
         if n >= 8 {
             let lo = std::ptr::read_unaligned(src as *const u64);
             let hi = std::ptr::read_unaligned(src.add(n - 8) as *const u64);
@@ -114,6 +127,29 @@ pub(crate) fn push_short(out: &mut Vec<u8>, b: &[u8]) {
             *dst.add(n / 2) = *src.add(n / 2);
             *dst.add(n - 1) = *src.add(n - 1);
         }
-        out.set_len(len + n);
+        std::ptr::copy_nonoverlapping(tail.as_ptr(), dst.add(n), tail.len());
+        out.set_len(len + lead.len() + n + tail.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_short_copies_every_length() {
+        let src: Vec<u8> = (b'a'..=b'z').chain(b'A'..=b'Z').collect();
+        for len in 0..=src.len() {
+            // A fresh vector (no spare capacity) and one with room, after existing bytes.
+            for mut out in [Vec::new(), Vec::with_capacity(64)] {
+                out.extend_from_slice(b"<>");
+                push_short(&mut out, &src[..len]);
+                assert_eq!(&out[..2], b"<>");
+                assert_eq!(&out[2..], &src[..len], "length {len}");
+                push_framed(&mut out, b",\"", &src[..len], b"\":");
+                let framed = [&b",\""[..], &src[..len], b"\":"].concat();
+                assert_eq!(&out[2 + len..], &framed[..], "length {len}");
+            }
+        }
     }
 }

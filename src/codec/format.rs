@@ -309,13 +309,59 @@ fn u64_digits(mut v: u64, buf: &mut [u8; 20]) -> usize {
     }
 }
 
-fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 20];
-    let start = u64_digits(v, &mut buf);
-    out.extend_from_slice(&buf[start..]);
+/// "00", "01", ..., "99": two digits per table lookup.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// Appends the decimal digits of `v`, written straight into `out`'s spare capacity (a digit
+/// buffer copied afterwards would be read back before its stores complete). Eight-digit groups
+/// split into four independent pairs, so long numbers (epoch millis, ids) take few serial steps.
+pub(crate) fn write_u64(out: &mut Vec<u8>, v: u64) {
+    let len = v.checked_ilog10().unwrap_or(0) as usize + 1;
+    out.reserve(len);
+    let digits = &mut out.spare_capacity_mut()[..len];
+    let (mut head, mut end) = (v, len);
+    while head >= 100_000_000 {
+        let group = (head % 100_000_000) as u32;
+        head /= 100_000_000;
+        let (high, low) = (group / 10_000, group % 10_000);
+        for (k, pair) in [high / 100, high % 100, low / 100, low % 100]
+            .into_iter()
+            .enumerate()
+        {
+            let at = end - 8 + 2 * k;
+            digits[at].write(DIGIT_PAIRS[pair as usize * 2]);
+            digits[at + 1].write(DIGIT_PAIRS[pair as usize * 2 + 1]);
+        }
+        end -= 8;
+    }
+    // `head` < 10^8 has exactly `end` digits.
+    let mut head = head as u32;
+    while head >= 100 {
+        let pair = (head % 100) as usize * 2;
+        head /= 100;
+        end -= 2;
+        digits[end].write(DIGIT_PAIRS[pair]);
+        digits[end + 1].write(DIGIT_PAIRS[pair + 1]);
+    }
+    if head >= 10 {
+        let pair = head as usize * 2;
+        digits[0].write(DIGIT_PAIRS[pair]);
+        digits[1].write(DIGIT_PAIRS[pair + 1]);
+    } else {
+        digits[0].write(b'0' + head as u8);
+    }
+    // SAFETY: the groups and pairs wrote positions `end..len` and the last step `0..end` (`end`
+    // is 1 or 2 there, one or two remaining digits), so all `len` reserved bytes are written.
+    unsafe { out.set_len(out.len() + len) };
 }
 
-fn write_i64(out: &mut Vec<u8>, v: i64) {
+/// Appends `v` in decimal, with a leading '-' when negative.
+pub(crate) fn write_i64(out: &mut Vec<u8>, v: i64) {
     if v < 0 {
         out.push(b'-');
     }
@@ -1595,6 +1641,21 @@ mod tests {
         for (c, esc) in (0u8..0x20).zip(expected) {
             let s = format!("a{}b", char::from(c));
             assert_eq!(json(&s), format!("\"a{esc}b\""), "control char {c:#x}");
+        }
+    }
+
+    #[test]
+    fn integers_at_every_digit_count() {
+        let mut cases = vec![0i64, 9, 10, 99, 100, i64::MAX, i64::MIN, -1, -10, -100];
+        let mut p = 1i64;
+        for _ in 0..18 {
+            p *= 10;
+            cases.extend([p - 1, p, p + 1, -p, 7 * p + 3]);
+        }
+        for v in cases {
+            let mut out = b"x".to_vec();
+            write_i64(&mut out, v);
+            assert_eq!(out, format!("x{v}").into_bytes(), "{v}");
         }
     }
 

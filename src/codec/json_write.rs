@@ -1,10 +1,10 @@
 //! Variant to JSON text with Spark's formatting.
-use super::bytes::push_short;
+use super::bytes::{push_framed, push_short};
 use super::error::{Result, VariantError};
 use super::format::{
-    SessionTimeZone, is_plain_ascii, write_base64, write_date, write_decimal, write_java_double,
-    write_java_float, write_json_bytes, write_json_string, write_time_micros, write_timestamp,
-    write_uuid,
+    SessionTimeZone, is_plain_ascii, write_base64, write_date, write_decimal, write_i64,
+    write_java_double, write_java_float, write_json_bytes, write_json_string, write_time_micros,
+    write_timestamp, write_uuid,
 };
 use super::raw::{RawKeys, RawLayout, Unreadable, raw_uint};
 use super::validate::DEFAULT_MAX_DEPTH;
@@ -74,19 +74,26 @@ struct KeyText<'a> {
 }
 
 impl KeyText<'_> {
-    /// Writes key `id` as a JSON string followed by ':'.
+    /// Writes key `id` as a JSON string followed by ':', after a ',' unless it is the `first`
+    /// field.
     #[inline]
     fn write_field_name(
         &self,
         out: &mut Vec<u8>,
         id: usize,
+        first: bool,
     ) -> std::result::Result<(), Unreadable> {
         let key = self.keys.key(id)?;
         if self.plain {
-            out.push(b'"');
-            push_short(out, key);
-            out.extend_from_slice(b"\":");
+            if first {
+                push_framed(out, b"\"", key, b"\":");
+            } else {
+                push_framed(out, b",\"", key, b"\":");
+            }
         } else {
+            if !first {
+                out.push(b',');
+            }
             write_json_bytes(out, key);
             out.push(b':');
         }
@@ -94,8 +101,10 @@ impl KeyText<'_> {
     }
 }
 
-/// Writes the value at `value[0]`; the keys of `keys` are known to be UTF-8.
-#[inline]
+/// Writes the value at `value[0]`; the keys of `keys` are known to be UTF-8. Inlined into the
+/// container loops for the common kinds (short strings, integers, booleans, null); containers
+/// and the other primitives are written by out-of-line functions.
+#[inline(always)]
 fn write_raw_value(
     out: &mut Vec<u8>,
     keys: &KeyText<'_>,
@@ -107,63 +116,115 @@ fn write_raw_value(
     match header & 0x03 {
         basic_type::SHORT_STRING => {
             let text = value.get(1..1 + (header >> 2) as usize).ok_or(Unreadable)?;
-            write_raw_text(out, text)?;
+            write_raw_text(out, text)
         }
-        basic_type::OBJECT => write_raw_object(out, keys, value, tz, depth)?,
-        basic_type::ARRAY => write_raw_array(out, keys, value, tz, depth)?,
+        basic_type::OBJECT if depth % STACK_CHECK_LEVELS == 0 => {
+            write_raw_object_on_ample_stack(out, keys, value, tz, depth)
+        }
+        basic_type::OBJECT => write_raw_object(out, keys, value, tz, depth),
+        basic_type::ARRAY if depth % STACK_CHECK_LEVELS == 0 => {
+            write_raw_array_on_ample_stack(out, keys, value, tz, depth)
+        }
+        basic_type::ARRAY => write_raw_array(out, keys, value, tz, depth),
         _ => {
             let fixed = |n: usize| value.get(1..1 + n).ok_or(Unreadable);
             match header >> 2 {
-                primitive::NULL => out.extend_from_slice(b"null"),
-                primitive::TRUE => out.extend_from_slice(b"true"),
-                primitive::FALSE => out.extend_from_slice(b"false"),
-                primitive::INT8 => write_int(out, i8::from_le_bytes([fixed(1)?[0]]).into()),
-                primitive::INT16 => write_int(
+                primitive::NULL => push_short(out, b"null"),
+                primitive::TRUE => push_short(out, b"true"),
+                primitive::FALSE => push_short(out, b"false"),
+                primitive::INT8 => write_i64(out, i8::from_le_bytes([fixed(1)?[0]]).into()),
+                primitive::INT16 => write_i64(
                     out,
                     i16::from_le_bytes(fixed(2)?.try_into().expect("2")).into(),
                 ),
-                primitive::INT32 => write_int(
+                primitive::INT32 => write_i64(
                     out,
                     i32::from_le_bytes(fixed(4)?.try_into().expect("4")).into(),
                 ),
                 primitive::INT64 => {
-                    write_int(out, i64::from_le_bytes(fixed(8)?.try_into().expect("8")))
+                    write_i64(out, i64::from_le_bytes(fixed(8)?.try_into().expect("8")))
                 }
-                primitive::STRING => {
-                    let len = raw_uint(value, 1, 4)?;
-                    let text = value.get(5..5 + len).ok_or(Unreadable)?;
-                    write_raw_text(out, text)?;
-                }
-                primitive::DOUBLE => {
-                    let d = f64::from_le_bytes(fixed(8)?.try_into().expect("8"));
-                    write_double(out, d);
-                }
-                primitive::DECIMAL4 | primitive::DECIMAL8 | primitive::DECIMAL16 => {
-                    let width = match header >> 2 {
-                        primitive::DECIMAL4 => 4,
-                        primitive::DECIMAL8 => 8,
-                        _ => 16,
-                    };
-                    let bytes = fixed(1 + width)?;
-                    let scale = bytes[0];
-                    if scale > 38 {
-                        // The checked decoder reports it.
-                        return Err(Unreadable);
-                    }
-                    let mut unscaled = [0u8; 16];
-                    unscaled[..width].copy_from_slice(&bytes[1..]);
-                    // Sign-extend the little-endian two's complement value to 16 bytes.
-                    if bytes[width] & 0x80 != 0 {
-                        unscaled[width..].fill(0xFF);
-                    }
-                    write_decimal(out, i128::from_le_bytes(unscaled), scale);
-                }
-                // The other primitives are rarer: the checked decoder renders them.
-                _ => {
-                    let v = Variant::try_new(keys.keys.bytes, value).map_err(|_| Unreadable)?;
-                    write_value(out, v, tz, depth).map_err(|_| Unreadable)?;
-                }
+                _ => return write_raw_primitive(out, keys, value, tz, depth),
             }
+            Ok(())
+        }
+    }
+}
+
+/// How many nesting levels the container writers descend between checks for stack space (a
+/// check per level costs more than the small frames it guards).
+const STACK_CHECK_LEVELS: usize = 8;
+
+/// [`write_raw_object`] after making sure the stack has room for [`STACK_CHECK_LEVELS`] more
+/// levels (growing it on the heap when it runs low).
+#[recursive::recursive]
+fn write_raw_object_on_ample_stack(
+    out: &mut Vec<u8>,
+    keys: &KeyText<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> std::result::Result<(), Unreadable> {
+    write_raw_object(out, keys, value, tz, depth)
+}
+
+/// [`write_raw_array`] after making sure the stack has room, as above.
+#[recursive::recursive]
+fn write_raw_array_on_ample_stack(
+    out: &mut Vec<u8>,
+    keys: &KeyText<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> std::result::Result<(), Unreadable> {
+    write_raw_array(out, keys, value, tz, depth)
+}
+
+/// Writes the primitives other than integers, booleans and null: strings, doubles and decimals
+/// from their bytes, the rarer types through the checked decoder.
+#[inline(never)]
+fn write_raw_primitive(
+    out: &mut Vec<u8>,
+    keys: &KeyText<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+    depth: usize,
+) -> std::result::Result<(), Unreadable> {
+    let header = *value.first().ok_or(Unreadable)?;
+    let fixed = |n: usize| value.get(1..1 + n).ok_or(Unreadable);
+    match header >> 2 {
+        primitive::STRING => {
+            let len = raw_uint(value, 1, 4)?;
+            let text = value.get(5..5 + len).ok_or(Unreadable)?;
+            write_raw_text(out, text)?;
+        }
+        primitive::DOUBLE => {
+            let d = f64::from_le_bytes(fixed(8)?.try_into().expect("8"));
+            write_double(out, d);
+        }
+        primitive::DECIMAL4 | primitive::DECIMAL8 | primitive::DECIMAL16 => {
+            let width = match header >> 2 {
+                primitive::DECIMAL4 => 4,
+                primitive::DECIMAL8 => 8,
+                _ => 16,
+            };
+            let bytes = fixed(1 + width)?;
+            let scale = bytes[0];
+            if scale > 38 {
+                // The checked decoder reports it.
+                return Err(Unreadable);
+            }
+            let mut unscaled = [0u8; 16];
+            unscaled[..width].copy_from_slice(&bytes[1..]);
+            // Sign-extend the little-endian two's complement value to 16 bytes.
+            if bytes[width] & 0x80 != 0 {
+                unscaled[width..].fill(0xFF);
+            }
+            write_decimal(out, i128::from_le_bytes(unscaled), scale);
+        }
+        _ => {
+            let v = Variant::try_new(keys.keys.bytes, value).map_err(|_| Unreadable)?;
+            write_value(out, v, tz, depth).map_err(|_| Unreadable)?;
         }
     }
     Ok(())
@@ -173,16 +234,15 @@ fn write_raw_value(
 #[inline]
 fn write_raw_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(), Unreadable> {
     if is_plain_ascii(text) {
-        out.push(b'"');
-        push_short(out, text);
-        out.push(b'"');
+        push_framed(out, b"\"", text, b"\"");
     } else {
         write_json_string(out, std::str::from_utf8(text).map_err(|_| Unreadable)?);
     }
     Ok(())
 }
 
-#[recursive::recursive]
+/// Writes an object; called directly only between stack checks (see [`write_raw_value`]).
+#[inline(never)]
 fn write_raw_object(
     out: &mut Vec<u8>,
     keys: &KeyText<'_>,
@@ -197,17 +257,15 @@ fn write_raw_object(
     let children = layout.children(value)?;
     out.push(b'{');
     for i in 0..layout.num {
-        if i > 0 {
-            out.push(b',');
-        }
-        keys.write_field_name(out, children.id(i)?)?;
+        keys.write_field_name(out, children.id(i)?, i == 0)?;
         write_raw_value(out, keys, children.child(i)?, tz, depth + 1)?;
     }
     out.push(b'}');
     Ok(())
 }
 
-#[recursive::recursive]
+/// Writes an array; called directly only between stack checks (see [`write_raw_value`]).
+#[inline(never)]
 fn write_raw_array(
     out: &mut Vec<u8>,
     keys: &KeyText<'_>,
@@ -241,10 +299,10 @@ fn write_value(
         Value::Null => out.extend_from_slice(b"null"),
         Value::Boolean(true) => out.extend_from_slice(b"true"),
         Value::Boolean(false) => out.extend_from_slice(b"false"),
-        Value::Int8(i) => write_int(out, i as i64),
-        Value::Int16(i) => write_int(out, i as i64),
-        Value::Int32(i) => write_int(out, i as i64),
-        Value::Int64(i) => write_int(out, i),
+        Value::Int8(i) => write_i64(out, i as i64),
+        Value::Int16(i) => write_i64(out, i as i64),
+        Value::Int32(i) => write_i64(out, i as i64),
+        Value::Int64(i) => write_i64(out, i),
         Value::Double(d) => write_double(out, d),
         Value::Float(f) if f.is_finite() => write_java_float(out, f),
         Value::Float(f) => quoted(out, |o| write_java_float(o, f)),
@@ -322,12 +380,6 @@ fn write_double(out: &mut Vec<u8>, d: f64) {
     } else {
         quoted(out, |o| write_java_double(o, d));
     }
-}
-
-#[inline]
-fn write_int(out: &mut Vec<u8>, v: i64) {
-    let mut buf = itoa::Buffer::new();
-    push_short(out, buf.format(v).as_bytes());
 }
 
 #[inline]
