@@ -118,11 +118,11 @@ fn write_raw_value(
             let text = value.get(1..1 + (header >> 2) as usize).ok_or(Unreadable)?;
             write_raw_text(out, text)
         }
-        basic_type::OBJECT if depth % STACK_CHECK_LEVELS == 0 => {
+        basic_type::OBJECT if depth.is_multiple_of(STACK_CHECK_LEVELS) => {
             write_raw_object_on_ample_stack(out, keys, value, tz, depth)
         }
         basic_type::OBJECT => write_raw_object(out, keys, value, tz, depth),
-        basic_type::ARRAY if depth % STACK_CHECK_LEVELS == 0 => {
+        basic_type::ARRAY if depth.is_multiple_of(STACK_CHECK_LEVELS) => {
             write_raw_array_on_ample_stack(out, keys, value, tz, depth)
         }
         basic_type::ARRAY => write_raw_array(out, keys, value, tz, depth),
