@@ -231,13 +231,20 @@ fn write_raw_primitive(
 }
 
 /// Writes a string value: plain ASCII straight, anything else checked for UTF-8 and escaped.
-#[inline]
+#[inline(always)]
 fn write_raw_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(), Unreadable> {
     if is_plain_ascii(text) {
         push_framed(out, b"\"", text, b"\"");
+        Ok(())
     } else {
-        write_json_string(out, std::str::from_utf8(text).map_err(|_| Unreadable)?);
+        write_escaped_text(out, text)
     }
+}
+
+/// [`write_raw_text`] for text that needs escaping or is not ASCII.
+#[inline(never)]
+fn write_escaped_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(), Unreadable> {
+    write_json_string(out, std::str::from_utf8(text).map_err(|_| Unreadable)?);
     Ok(())
 }
 

@@ -164,7 +164,7 @@ impl<'a> RawKeys<'a> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
         let (start, end) = match self.offset_size {
             1 => match self.offsets.get(id..id + 2) {
