@@ -71,42 +71,29 @@ fn parse_sci(text: &[u8]) -> SciDigits {
         len: 0,
         exp: 0,
     };
-    // value = 0.D * 10^(digits before the point) * 10^e, where D are the mantissa digits.
-    let mut before_point = 0i32;
-    let mut seen_point = false;
-    let mut leading_zeros = 0i32;
-    let mut i = 0;
-    while i < text.len() && text[i] != b'e' {
-        let b = text[i];
-        if b == b'.' {
-            seen_point = true;
-        } else if b.is_ascii_digit() {
-            if !seen_point {
-                before_point += 1;
-            }
-            if b == b'0' && out.len == 0 {
-                leading_zeros += 1;
-            } else if out.len < out.digits.len() {
-                out.digits[out.len] = b;
-                out.len += 1;
-            }
+    let (mantissa, exp) = match text.iter().position(|&b| b == b'e') {
+        Some(e) => (&text[..e], parse_exponent(&text[e + 1..])),
+        None => (text, 0),
+    };
+    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(p) => (&mantissa[..p], &mantissa[p + 1..]),
+        None => (mantissa, &[][..]),
+    };
+    // value = int.frac * 10^exp; the first significant digit is in `int` unless it is "0".
+    let (first, rest, lead_exp) = if int.iter().any(|&b| b != b'0') {
+        let skip = int.iter().take_while(|&&b| b == b'0').count();
+        (&int[skip..], frac, (int.len() - skip) as i32 - 1)
+    } else {
+        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
+        (&frac[zeros..], &[][..], -(zeros as i32) - 1)
+    };
+    for &b in first.iter().chain(rest) {
+        if out.len < out.digits.len() {
+            out.digits[out.len] = b;
+            out.len += 1;
         }
-        i += 1;
     }
-    // Exponent.
-    i += 1;
-    let mut negative = false;
-    if i < text.len() && (text[i] == b'-' || text[i] == b'+') {
-        negative = text[i] == b'-';
-        i += 1;
-    }
-    let mut exp: i32 = 0;
-    while i < text.len() {
-        exp = exp * 10 + i32::from(text[i].wrapping_sub(b'0') % 10);
-        i += 1;
-    }
-    let exp = if negative { -exp } else { exp };
-    out.exp = before_point - leading_zeros - 1 + exp;
+    out.exp = lead_exp + exp;
     // Strip trailing zeros ("12340000000.0", "1.0e-323" from the two-digit path), keeping one.
     while out.len > 1 && out.digits[out.len - 1] == b'0' {
         out.len -= 1;
@@ -117,6 +104,20 @@ fn parse_sci(text: &[u8]) -> SciDigits {
         out.exp = 0;
     }
     out
+}
+
+/// The exponent after the 'e' of a printed number: an optional sign and decimal digits.
+fn parse_exponent(text: &[u8]) -> i32 {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text),
+    };
+    let magnitude = digits.iter().fold(0i32, |acc, &b| {
+        acc.saturating_mul(10)
+            .saturating_add(i32::from(b.wrapping_sub(b'0') % 10))
+    });
+    if negative { -magnitude } else { magnitude }
 }
 
 /// Shortest round-trip digits of a positive finite number `abs = m * 2^q`, chosen the way
@@ -412,6 +413,11 @@ pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: u8) {
         out.push(b'0');
         return;
     }
+    if let Ok(magnitude) = u64::try_from(unscaled.unsigned_abs())
+        && scale <= 19
+    {
+        return write_small_decimal(out, unscaled < 0, magnitude, u32::from(scale));
+    }
     let mut buf = [0u8; 40];
     let start = u128_digits(unscaled.unsigned_abs(), &mut buf);
     let mut digits = &buf[start..];
@@ -435,6 +441,28 @@ pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: u8) {
         out.extend(std::iter::repeat_n(b'0', scale - digits.len()));
         out.extend_from_slice(digits);
     }
+}
+
+/// [`write_decimal`] for a nonzero magnitude that fits 64 bits and a scale of at most 19:
+/// trailing zeros stripped arithmetically, both parts written by [`write_u64`].
+fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mut scale: u32) {
+    while scale > 0 && magnitude % 10 == 0 {
+        magnitude /= 10;
+        scale -= 1;
+    }
+    if negative {
+        out.push(b'-');
+    }
+    if scale == 0 {
+        return write_u64(out, magnitude);
+    }
+    let unit = 10u64.pow(scale);
+    write_u64(out, magnitude / unit);
+    out.push(b'.');
+    let fraction = magnitude % unit;
+    let digits = fraction.checked_ilog10().unwrap_or(0) + 1;
+    out.extend(std::iter::repeat_n(b'0', (scale - digits) as usize));
+    write_u64(out, fraction);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1147,6 +1175,16 @@ mod tests {
         assert_eq!(decimal(1200, 0), "1200");
         assert_eq!(decimal(-123456789, 4), "-12345.6789");
         assert_eq!(decimal(250, 2), "2.5");
+        // The 64-bit path's edges: leading zeros of the fraction, scale 19, u64::MAX.
+        assert_eq!(decimal(1005, 3), "1.005");
+        assert_eq!(decimal(1050, 3), "1.05");
+        assert_eq!(decimal(7, 1), "0.7");
+        assert_eq!(decimal(-1, 19), "-0.0000000000000000001");
+        assert_eq!(decimal(10_000_000_000_000_000_000, 19), "1");
+        assert_eq!(decimal(u64::MAX as i128, 19), "1.8446744073709551615");
+        assert_eq!(decimal(-(u64::MAX as i128), 0), "-18446744073709551615");
+        assert_eq!(decimal(u64::MAX as i128 + 1, 19), "1.8446744073709551616");
+        assert_eq!(decimal(5, 20), "0.00000000000000000005");
         assert_eq!(decimal(1, 38), "0.00000000000000000000000000000000000001");
         assert_eq!(
             decimal(12345678901234567890123456789, 9),
