@@ -446,7 +446,7 @@ pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: u8) {
 /// [`write_decimal`] for a nonzero magnitude that fits 64 bits and a scale of at most 19:
 /// trailing zeros stripped arithmetically, both parts written by [`write_u64`].
 fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mut scale: u32) {
-    while scale > 0 && magnitude % 10 == 0 {
+    while scale > 0 && magnitude.is_multiple_of(10) {
         magnitude /= 10;
         scale -= 1;
     }
