@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray, StructArray,
-    new_null_array,
+    Array, ArrayAccessor, ArrayRef, AsArray, BinaryArray, BinaryViewArray, LargeBinaryArray,
+    StructArray, new_null_array,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
@@ -115,6 +115,14 @@ impl<'a> BinaryColumn<'a> {
         }
     }
 
+    fn nulls(self) -> Option<&'a NullBuffer> {
+        match self {
+            BinaryColumn::Binary(a) => a.nulls(),
+            BinaryColumn::Large(a) => a.nulls(),
+            BinaryColumn::View(a) => a.nulls(),
+        }
+    }
+
     #[inline]
     fn is_null(&self, i: usize) -> bool {
         match self {
@@ -122,6 +130,31 @@ impl<'a> BinaryColumn<'a> {
             BinaryColumn::Large(a) => a.is_null(i),
             BinaryColumn::View(a) => a.is_null(i),
         }
+    }
+}
+
+/// The loop of [`VariantRows::try_for_each`] for one pair of binary layouts.
+#[inline]
+fn for_each_row<'a, M, V, F>(
+    nulls: Option<&NullBuffer>,
+    metadata: M,
+    value: V,
+    mut f: F,
+) -> Result<()>
+where
+    M: ArrayAccessor<Item = &'a [u8]>,
+    V: ArrayAccessor<Item = &'a [u8]>,
+    F: FnMut(usize, Option<(&'a [u8], &'a [u8])>) -> Result<()>,
+{
+    let len = value.len();
+    match nulls {
+        None => (0..len).try_for_each(|i| f(i, Some((metadata.value(i), value.value(i))))),
+        Some(nulls) => (0..len).try_for_each(|i| {
+            let row = nulls
+                .is_valid(i)
+                .then(|| (metadata.value(i), value.value(i)));
+            f(i, row)
+        }),
     }
 }
 
@@ -215,6 +248,30 @@ impl<'a> VariantRows<'a> {
             return None;
         }
         Some((self.metadata.value(i), self.value.value(i)))
+    }
+
+    /// Calls `f` with every row in order: its index and raw `(metadata, value)` bytes, None for
+    /// SQL NULL. The binary layouts of both children and the nulls are resolved once, not per
+    /// row, so that whole-column kernels run one tight loop. Stops at the first error of `f`.
+    #[inline]
+    pub fn try_for_each<F>(&self, f: F) -> Result<()>
+    where
+        F: FnMut(usize, Option<(&'a [u8], &'a [u8])>) -> Result<()>,
+    {
+        use BinaryColumn::{Binary, Large, View};
+        let nulls = NullBuffer::union(self.nulls, self.value.nulls());
+        let nulls = nulls.as_ref();
+        match (self.metadata, self.value) {
+            (Binary(m), Binary(v)) => for_each_row(nulls, m, v, f),
+            (Binary(m), Large(v)) => for_each_row(nulls, m, v, f),
+            (Binary(m), View(v)) => for_each_row(nulls, m, v, f),
+            (Large(m), Binary(v)) => for_each_row(nulls, m, v, f),
+            (Large(m), Large(v)) => for_each_row(nulls, m, v, f),
+            (Large(m), View(v)) => for_each_row(nulls, m, v, f),
+            (View(m), Binary(v)) => for_each_row(nulls, m, v, f),
+            (View(m), Large(v)) => for_each_row(nulls, m, v, f),
+            (View(m), View(v)) => for_each_row(nulls, m, v, f),
+        }
     }
 
     /// Row `i` as a variant view, None for SQL NULL; corrupt metadata headers are errors.

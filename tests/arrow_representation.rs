@@ -7,7 +7,7 @@ use datafusion::arrow::array::{
     ListArray, RecordBatch, StringArray, StructArray,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Float64Type, Int64Type, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs};
 use datafusion::prelude::SessionContext;
@@ -361,5 +361,86 @@ fn scalar_in_scalar_out() {
             assert_eq!(s, ScalarValue::Utf8(Some(r#"{"k":true}"#.into())))
         }
         other => panic!("expected a scalar, got {other:?}"),
+    }
+}
+
+/// Typed `variant_get` over every pair of binary layouts (metadata and value children may
+/// differ), with SQL NULLs from the struct's null buffer and from the value child's: the same
+/// answers everywhere, including leaves that take the general cast rules (a decimal, numeric
+/// text, an integer as text) and variant nulls.
+#[tokio::test]
+async fn typed_extraction_over_every_layout_pair() {
+    let docs = [
+        r#"{"i":7,"d":2.5e0,"s":"x"}"#,
+        r#"{"i":null,"d":null,"s":null}"#,
+        r#"{"i":"12","d":3,"s":42}"#,
+        r#"{"i":1.9,"d":"1e3","s":"é"}"#,
+        r#"{"i":1,"d":1e0,"s":"hidden by the struct null"}"#,
+        r#"{"i":2,"d":2e0,"s":"hidden by the value null"}"#,
+    ];
+    let encoded: Vec<_> = docs.iter().map(|d| encode(d)).collect();
+    let m: Vec<Option<&[u8]>> = encoded.iter().map(|e| Some(e.0.as_slice())).collect();
+    let mut v: Vec<Option<&[u8]>> = encoded.iter().map(|e| Some(e.1.as_slice())).collect();
+    v[5] = None;
+    let struct_nulls = NullBuffer::from(vec![true, true, true, true, false, true]);
+    let layouts = |b: &[Option<&[u8]>]| -> Vec<ArrayRef> {
+        vec![
+            Arc::new(BinaryArray::from(b.to_vec())),
+            Arc::new(LargeBinaryArray::from(b.to_vec())),
+            Arc::new(BinaryViewArray::from(b.to_vec())),
+        ]
+    };
+    let ctx = SessionContext::new();
+    datafusion_parquet_variant::register_all(&ctx).unwrap();
+    for metadata in layouts(&m) {
+        for value in layouts(&v) {
+            let column = struct_of(
+                vec![("metadata", Arc::clone(&metadata)), ("value", value)],
+                Some(struct_nulls.clone()),
+            );
+            let field = Field::new("v", column.data_type().clone(), true)
+                .with_metadata(variant_extension_metadata());
+            let batch =
+                RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![column]).unwrap();
+            let _ = ctx.deregister_table("t");
+            ctx.register_batch("t", batch).unwrap();
+            let out = ctx
+                .sql(
+                    "SELECT variant_get(v, '$.i', 'bigint'), variant_get(v, '$.d', 'double'), \
+                     variant_get(v, '$.s', 'string') FROM t",
+                )
+                .await
+                .unwrap()
+                .collect()
+                .await
+                .unwrap();
+            let ints: Vec<_> = out[0]
+                .column(0)
+                .as_primitive::<Int64Type>()
+                .iter()
+                .collect();
+            let doubles: Vec<_> = out[0]
+                .column(1)
+                .as_primitive::<Float64Type>()
+                .iter()
+                .collect();
+            let texts: Vec<_> = out[0].column(2).as_string::<i32>().iter().collect();
+            let layout = format!("{} / {}", metadata.data_type(), out[0].num_rows());
+            assert_eq!(
+                ints,
+                vec![Some(7), None, Some(12), Some(1), None, None],
+                "{layout}"
+            );
+            assert_eq!(
+                doubles,
+                vec![Some(2.5), None, Some(3.0), Some(1000.0), None, None],
+                "{layout}"
+            );
+            assert_eq!(
+                texts,
+                vec![Some("x"), None, Some("42"), Some("é"), None, None],
+                "{layout}"
+            );
+        }
     }
 }

@@ -3,10 +3,13 @@
 //! - [`target_type`]: type strings to Arrow types, and Spark's type names for messages.
 //! - [`to_arrow`]: [`TypedBuilder`], which appends variant values to an Arrow array of the target
 //!   type, casting each one.
+//! - `extract`: whole-column extraction for the commonest targets (BIGINT, DOUBLE, STRING),
+//!   the fast path of `variant_get` with a constant path.
 //! - [`from_arrow`]: [`ArrowToVariant`], the other way: SQL values of any Arrow type to variants.
 //! - `numeric`, `datetime`: the scalar conversion rules.
 
 mod datetime;
+pub(crate) mod extract;
 pub mod from_arrow;
 mod numeric;
 pub mod target_type;

@@ -104,7 +104,7 @@ pub enum TypedBuilder {
     },
 }
 
-fn codec(function: &str, e: crate::codec::VariantError) -> DataFusionError {
+pub(super) fn codec(function: &str, e: crate::codec::VariantError) -> DataFusionError {
     DataFusionError::Execution(format!("{function}: {e}"))
 }
 
@@ -429,18 +429,7 @@ impl TypedBuilder {
     }
 
     fn cast_error(&self, v: Variant<'_>, opts: &CastOptions) -> DataFusionError {
-        let mut json = Vec::new();
-        let shown = match write_json(&mut json, v, &opts.tz) {
-            Ok(()) => String::from_utf8_lossy(&json).into_owned(),
-            Err(e) => format!("<{e}>"),
-        };
-        DataFusionError::Execution(format!(
-            "{}: the variant value `{}` cannot be cast into `{}`. Please use `{}` instead.",
-            opts.function,
-            crate::functions::common::excerpt(&shown),
-            self.data_type_name(),
-            opts.suggestion
-        ))
+        cast_error(v, &self.data_type_name(), opts)
     }
 
     /// Finishes the array.
@@ -549,6 +538,23 @@ fn nulls(validity: Vec<bool>) -> Option<NullBuffer> {
         .then(|| NullBuffer::from(validity))
 }
 
+/// The error of a strict cast: the value as JSON, the target type's SQL name, and the `try_`
+/// function to use instead.
+pub(super) fn cast_error(v: Variant<'_>, target: &str, opts: &CastOptions) -> DataFusionError {
+    let mut json = Vec::new();
+    let shown = match write_json(&mut json, v, &opts.tz) {
+        Ok(()) => String::from_utf8_lossy(&json).into_owned(),
+        Err(e) => format!("<{e}>"),
+    };
+    DataFusionError::Execution(format!(
+        "{}: the variant value `{}` cannot be cast into `{}`. Please use `{}` instead.",
+        opts.function,
+        crate::functions::common::excerpt(&shown),
+        target,
+        opts.suggestion
+    ))
+}
+
 /// Appends `v` when present; reports whether it was.
 #[inline]
 fn put<T, B: PushValue<T>>(b: &mut B, v: Option<T>) -> bool {
@@ -594,7 +600,7 @@ fn to_bool(v: &Value<'_>) -> Option<bool> {
 }
 
 /// Integral value (truncated toward zero) within i64; narrower targets check their own range.
-fn to_int(v: &Value<'_>) -> Option<i64> {
+pub(super) fn to_int(v: &Value<'_>) -> Option<i64> {
     match *v {
         Value::Boolean(b) => Some(b as i64),
         Value::Double(d) => f64_to_i64(d),
@@ -616,7 +622,7 @@ fn f64_to_i64(d: f64) -> Option<i64> {
         .then_some(t as i64)
 }
 
-fn to_f64(v: &Value<'_>) -> Option<f64> {
+pub(super) fn to_f64(v: &Value<'_>) -> Option<f64> {
     Some(match *v {
         Value::Boolean(b) => b as i64 as f64,
         Value::Double(d) => d,
@@ -711,7 +717,7 @@ fn to_timestamp_ntz(v: &Value<'_>, tz: &SessionTimeZone) -> Option<i64> {
 
 /// Spark's cast to STRING: raw text for strings, JSON for objects and arrays, Spark's casts for
 /// the rest (timestamps in the session zone without offset).
-fn to_text(
+pub(super) fn to_text(
     v: Variant<'_>,
     value: &Value<'_>,
     opts: &CastOptions,

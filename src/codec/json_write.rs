@@ -6,7 +6,7 @@ use super::format::{
     write_java_double, write_java_float, write_json_bytes, write_json_string, write_time_micros,
     write_timestamp, write_uuid,
 };
-use super::raw::{RawKeys, RawLayout, Unreadable, raw_uint};
+use super::raw::{RawKeys, RawLayout, Unreadable, raw_int, raw_uint};
 use super::validate::DEFAULT_MAX_DEPTH;
 use super::value::{ArrayView, ObjectView, Value, Variant};
 use super::value::{basic_type, primitive};
@@ -133,7 +133,7 @@ fn write_raw_value(
             Ok(())
         }
         RawKind::Int => {
-            write_i64(out, read_raw_int(value, header >> 2)?);
+            write_i64(out, raw_int(value, header >> 2)?);
             Ok(())
         }
         RawKind::Other => write_raw_primitive(out, keys, value, tz, depth),
@@ -175,25 +175,6 @@ static RAW_KINDS: [RawKind; 256] = {
 
 /// The JSON of the primitives null, true and false, by type id.
 const LITERALS: [&[u8]; 3] = [b"null", b"true", b"false"];
-
-/// The integer of an INT8..INT64 value (type id `id`), sign-extended from its 1, 2, 4 or 8
-/// little-endian bytes; read as one 8-byte word when the slice has room after the value.
-#[inline(always)]
-fn read_raw_int(value: &[u8], id: u8) -> std::result::Result<i64, Unreadable> {
-    let width = 1usize << (id - primitive::INT8);
-    let unused = 64 - 8 * width as u32;
-    let word = match value.get(1..9) {
-        Some(word) => i64::from_le_bytes(word.try_into().expect("8 bytes")),
-        None => {
-            let bytes = value.get(1..1 + width).ok_or(Unreadable)?;
-            let mut word = [0u8; 8];
-            word[..width].copy_from_slice(bytes);
-            i64::from_le_bytes(word)
-        }
-    };
-    // Shift the value's bytes to the top, then back with the sign.
-    Ok(word.wrapping_shl(unused).wrapping_shr(unused))
-}
 
 /// How many nesting levels the container writers descend between checks for stack space (a
 /// check per level costs more than the small frames it guards).

@@ -47,5 +47,6 @@ pub use json_write::{JsonRowWriter, write_json};
 pub use metadata::Metadata;
 pub use path::{InvalidPath, PathSegment, VariantPath};
 pub use raw::Unreadable;
+pub(crate) use raw::raw_int;
 pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};
 pub use value::{ArrayView, ObjectView, Value, Variant, basic_type, primitive, value_size};

@@ -2,6 +2,7 @@
 //! small values instead of views, inline key comparison, and one [`Unreadable`] marker instead of
 //! detailed errors. Callers re-read unreadable input with the checked views for the message.
 
+use super::value::primitive;
 /// Bytes a raw reader could not read; the caller re-reads them with the checked views
 /// ([`super::Variant`]) for the precise error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +54,25 @@ pub(crate) fn raw_uint(bytes: &[u8], pos: usize, width: usize) -> Result<usize, 
         3 => u32::from_le_bytes([s[0], s[1], s[2], 0]) as usize,
         _ => u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize,
     })
+}
+
+/// The integer of an INT8..INT64 value (type id `id`), sign-extended from its 1, 2, 4 or 8
+/// little-endian bytes; read as one 8-byte word when the slice has room after the value.
+#[inline(always)]
+pub(crate) fn raw_int(value: &[u8], id: u8) -> Result<i64, Unreadable> {
+    let width = 1usize << (id - primitive::INT8);
+    let unused = 64 - 8 * width as u32;
+    let word = match value.get(1..9) {
+        Some(word) => i64::from_le_bytes(word.try_into().expect("8 bytes")),
+        None => {
+            let bytes = value.get(1..1 + width).ok_or(Unreadable)?;
+            let mut word = [0u8; 8];
+            word[..width].copy_from_slice(bytes);
+            i64::from_le_bytes(word)
+        }
+    };
+    // Shift the value's bytes to the top, then back with the sign.
+    Ok(word.wrapping_shl(unused).wrapping_shr(unused))
 }
 
 /// The key dictionary of raw metadata bytes.

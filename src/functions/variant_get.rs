@@ -15,6 +15,7 @@ use super::common::{
     DOC_SECTION_VARIANT, PathArg, check_variant_args, codec_error, parse_path, session_time_zone,
     single_row_scalar,
 };
+use crate::cast::extract::extract_column;
 use crate::cast::target_type::parse_target_type;
 use crate::cast::{CastOptions, TypedBuilder};
 use crate::codec::{Unreadable, Variant, VariantPath};
@@ -190,6 +191,16 @@ pub(crate) fn invoke_get(
                 None if s.is_null() => None,
                 None => return exec_err!("{function} expects a string path"),
             };
+            // The commonest targets: one whole-column loop.
+            if let Some(path) = path
+                && let Some(result) = extract_column(&variants, rows, path, &return_type, &opts)?
+            {
+                return Ok(if all_scalar {
+                    ColumnarValue::Scalar(single_row_scalar(&result)?)
+                } else {
+                    ColumnarValue::Array(result)
+                });
+            }
             // The lean byte-level lookup; a row it cannot read is re-read by `navigate`, which
             // gives the precise error.
             for i in 0..rows {
