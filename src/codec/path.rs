@@ -19,6 +19,9 @@ pub enum PathSegment {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct VariantPath {
     segments: Vec<PathSegment>,
+    /// For each key segment of at most 8 bytes, its bytes as a zero-padded big-endian word
+    /// (see [`KeyProbe`]), computed once here rather than for every row looked up.
+    probe_words: Vec<Option<u64>>,
 }
 
 /// A path that does not follow the grammar.
@@ -95,7 +98,17 @@ impl VariantPath {
                 _ => return Err(invalid()),
             }
         }
-        Ok(VariantPath { segments })
+        let probe_words = segments
+            .iter()
+            .map(|s| match s {
+                PathSegment::Key(k) => KeyProbe::new(k.as_bytes()).word(),
+                PathSegment::Index(_) => None,
+            })
+            .collect();
+        Ok(VariantPath {
+            segments,
+            probe_words,
+        })
     }
 
     /// The segments.
@@ -146,11 +159,11 @@ impl VariantPath {
     ) -> Result<Option<&'a [u8]>, Unreadable> {
         let keys = RawKeys::new(metadata)?;
         let mut value = value;
-        for segment in &self.segments {
+        for (segment, &word) in self.segments.iter().zip(&self.probe_words) {
             let header = *value.first().ok_or(Unreadable)?;
             let next = match (segment, header & 0x03) {
                 (PathSegment::Key(k), basic_type::OBJECT) => {
-                    raw_field(&keys, value, &KeyProbe::new(k.as_bytes()))?
+                    raw_field(&keys, value, &KeyProbe::with_word(k.as_bytes(), word))?
                 }
                 (PathSegment::Index(i), basic_type::ARRAY) => {
                     let layout = RawLayout::read(value, false)?;

@@ -38,6 +38,18 @@ impl<'k> KeyProbe<'k> {
         KeyProbe { bytes, word }
     }
 
+    /// A probe whose word was computed before by [`KeyProbe::new`] (for keys used many times).
+    #[inline]
+    pub(crate) fn with_word(bytes: &'k [u8], word: Option<u64>) -> Self {
+        debug_assert_eq!(word, KeyProbe::new(bytes).word);
+        KeyProbe { bytes, word }
+    }
+
+    /// The word of a key of at most 8 bytes.
+    pub(crate) fn word(&self) -> Option<u64> {
+        self.word
+    }
+
     /// The bytes searched for.
     #[inline]
     pub(crate) fn bytes(&self) -> &'k [u8] {
