@@ -137,6 +137,10 @@ fn extract_primitive<T: ArrowPrimitiveType>(
             return Ok(());
         };
         let found = path.lookup_raw(metadata, value);
+        if let Ok(None) = found {
+            values.push(T::Native::default());
+            return Ok(());
+        }
         if let Ok(Some(leaf)) = found {
             match fast(leaf) {
                 Fast::Value(v) => {
@@ -206,7 +210,8 @@ fn extract_string(
             let found = path.lookup_raw(metadata, value);
             let fast = match found {
                 Ok(Some(leaf)) => fast_string(leaf),
-                _ => Fast::Slow,
+                Ok(None) => Fast::Null,
+                Err(Unreadable) => Fast::Slow,
             };
             match fast {
                 Fast::Value(s) => {
