@@ -7,7 +7,9 @@ use datafusion::arrow::array::{
     ListArray, RecordBatch, StringArray, StructArray,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Float64Type, Int64Type, Schema};
+use datafusion::arrow::datatypes::{
+    DataType, Field, Fields, Float64Type, Int32Type, Int64Type, Schema,
+};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs};
 use datafusion::prelude::SessionContext;
@@ -371,9 +373,9 @@ fn scalar_in_scalar_out() {
 #[tokio::test]
 async fn typed_extraction_over_every_layout_pair() {
     let docs = [
-        r#"{"i":7,"d":2.5e0,"s":"x"}"#,
-        r#"{"i":null,"d":null,"s":null}"#,
-        r#"{"i":"12","d":3,"s":42}"#,
+        r#"{"i":7,"d":2.5e0,"s":"x","n":-5}"#,
+        r#"{"i":null,"d":null,"s":null,"n":2147483648}"#,
+        r#"{"i":"12","d":3,"s":42,"n":"3"}"#,
         r#"{"i":1.9,"d":"1e3","s":"é"}"#,
         r#"{"i":1,"d":1e0,"s":"hidden by the struct null"}"#,
         r#"{"i":2,"d":2e0,"s":"hidden by the value null"}"#,
@@ -407,7 +409,7 @@ async fn typed_extraction_over_every_layout_pair() {
             let out = ctx
                 .sql(
                     "SELECT variant_get(v, '$.i', 'bigint'), variant_get(v, '$.d', 'double'), \
-                     variant_get(v, '$.s', 'string') FROM t",
+                     variant_get(v, '$.s', 'string'), try_variant_get(v, '$.n', 'int') FROM t",
                 )
                 .await
                 .unwrap()
@@ -425,6 +427,11 @@ async fn typed_extraction_over_every_layout_pair() {
                 .iter()
                 .collect();
             let texts: Vec<_> = out[0].column(2).as_string::<i32>().iter().collect();
+            let narrow: Vec<_> = out[0]
+                .column(3)
+                .as_primitive::<Int32Type>()
+                .iter()
+                .collect();
             let layout = format!("{} / {}", metadata.data_type(), out[0].num_rows());
             assert_eq!(
                 ints,
@@ -439,6 +446,12 @@ async fn typed_extraction_over_every_layout_pair() {
             assert_eq!(
                 texts,
                 vec![Some("x"), None, Some("42"), Some("é"), None, None],
+                "{layout}"
+            );
+            // INT: in range, past int32 (NULL for try_), from text, missing.
+            assert_eq!(
+                narrow,
+                vec![Some(-5), None, Some(3), None, None, None],
                 "{layout}"
             );
         }

@@ -1,5 +1,5 @@
-//! Whole-column typed extraction for the commonest targets of `variant_get` (BIGINT, DOUBLE,
-//! STRING): one loop per batch, with the binary layouts, the path and the target resolved once,
+//! Whole-column typed extraction for the commonest targets of `variant_get` (BIGINT, INT,
+//! DOUBLE, STRING): one loop per batch, with the binary layouts, the path and the target resolved once,
 //! and values written straight into the output buffers instead of through a per-row dispatch
 //! over builders. Leaves of any other kind go through the same cast rules as
 //! [`TypedBuilder`](super::TypedBuilder), so the answers are the same.
@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, PrimitiveArray, StringArray};
 use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Float64Type, Int64Type};
+use datafusion::arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Float64Type, Int32Type, Int64Type,
+};
 use datafusion::common::{Result, exec_err};
 
 use super::target_type::sql_type_name;
@@ -29,6 +31,19 @@ pub(crate) fn extract_column(
         DataType::Int64 => {
             extract_primitive::<Int64Type>(rows, len, path, target, opts, fast_int, to_int)?
         }
+        DataType::Int32 => extract_primitive::<Int32Type>(
+            rows,
+            len,
+            path,
+            target,
+            opts,
+            |leaf| match fast_int(leaf) {
+                Fast::Value(v) => i32::try_from(v).map_or(Fast::Slow, Fast::Value),
+                Fast::Null => Fast::Null,
+                Fast::Slow => Fast::Slow,
+            },
+            |v| to_int(v).and_then(|i| i32::try_from(i).ok()),
+        )?,
         DataType::Float64 => {
             extract_primitive::<Float64Type>(rows, len, path, target, opts, fast_double, to_f64)?
         }
