@@ -611,4 +611,10 @@ fn fuzz_regressions() {
         "021d000000010300060700003a0000000000212200221d00000000000000000070ff030000000000000000000000000000000000000000000000000038000038387f0000003838383838383a383838383838383801ffffff233f22212200000059000000000100001c1c1c1c1c1c1c2f1c1c1c0000",
     );
     exercise(&m, &v);
+    // Key offsets that point past the dictionary's last offset, at a NUL byte: the row writer
+    // checked only the region up to the last offset for plain ASCII and wrote the key raw,
+    // where write_json escapes it as \u0000. The row writer now writes only keys inside it.
+    let m = hex("71080000000100010000000100028d581e00000000000000ff66");
+    let v = hex("020600000000000000000000000010000000000161003a06feffffffffffff");
+    exercise(&m, &v);
 }

@@ -83,7 +83,8 @@ impl KeyText<'_> {
         id: usize,
         first: bool,
     ) -> std::result::Result<(), Unreadable> {
-        let key = self.keys.key(id)?;
+        // Only keys inside the region checked for plain ASCII / UTF-8 are written from here.
+        let key = self.keys.checked_region_key(id)?;
         if self.plain {
             if first {
                 push_framed(out, b"\"", key, b"\":");

@@ -97,6 +97,8 @@ pub(crate) struct RawKeys<'a> {
     /// The offset table (`len + 1` offsets) and the key bytes after it.
     offsets: &'a [u8],
     strings: &'a [u8],
+    /// Where the last key ends in `strings`.
+    region_end: usize,
 }
 
 impl<'a> RawKeys<'a> {
@@ -112,6 +114,8 @@ impl<'a> RawKeys<'a> {
         let offsets = bytes
             .get(1 + offset_size..strings_start)
             .ok_or(Unreadable)?;
+        // The end of the last key (0 when unreadable: then no key is in the checked region).
+        let region_end = raw_uint(offsets, len * offset_size, offset_size).unwrap_or(0);
         Ok(RawKeys {
             bytes,
             offset_size,
@@ -120,13 +124,13 @@ impl<'a> RawKeys<'a> {
             strings_start,
             offsets,
             strings: &bytes[strings_start..],
+            region_end,
         })
     }
 
     /// The bytes of all keys (the dictionary's string region).
     pub(crate) fn strings(&self) -> Result<&'a [u8], Unreadable> {
-        let end = raw_uint(self.offsets, self.len * self.offset_size, self.offset_size)?;
-        self.strings.get(..end).ok_or(Unreadable)
+        self.strings.get(..self.region_end).ok_or(Unreadable)
     }
 
     /// Checks that every key is UTF-8 (the whole strings region at once, and every key boundary
@@ -194,6 +198,17 @@ impl<'a> RawKeys<'a> {
                 raw_uint(self.offsets, (id + 1) * n, n)?,
             ),
         })
+    }
+
+    /// Key `id` when it lies within [`RawKeys::strings`], the region that checks over the whole
+    /// dictionary (plain ASCII, UTF-8) cover; corrupt offsets can point past it.
+    #[inline(always)]
+    pub(crate) fn checked_region_key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
+        let (start, end) = self.bounds(id)?;
+        if end > self.region_end {
+            return Err(Unreadable);
+        }
+        self.strings.get(start..end).ok_or(Unreadable)
     }
 
     #[inline(always)]
