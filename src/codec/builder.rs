@@ -1,5 +1,5 @@
 //! Writing variants: minimal widths, a sorted unique dictionary, buffers reused across rows.
-use super::bytes::{covering_word, width_for, write_uint};
+use super::bytes::{covering_word, push_short, width_for, write_uint};
 use super::error::{Result, VariantError};
 use super::value::{Value, Variant, basic_type, primitive};
 
@@ -599,7 +599,7 @@ impl VariantBuilder {
             self.scalars
                 .extend_from_slice(&(v.len() as u32).to_le_bytes());
         }
-        self.scalars.extend_from_slice(v);
+        push_short(&mut self.scalars, v);
     }
 
     /// Appends an already encoded value that is not a container.
@@ -776,7 +776,7 @@ impl VariantBuilder {
         let mut copied = 0usize;
         for c in &self.containers {
             let start = c.scalar_start as usize;
-            out.extend_from_slice(&self.scalars[copied..start]);
+            push_short(out, &self.scalars[copied..start]);
             copied = start;
             let children =
                 &self.children[c.children_start as usize..(c.children_start + c.len) as usize];
@@ -816,7 +816,7 @@ impl VariantBuilder {
             }
             write_uint(out, c.data_size, offset_width);
         }
-        out.extend_from_slice(&self.scalars[copied..]);
+        push_short(out, &self.scalars[copied..]);
         Ok(())
     }
 
