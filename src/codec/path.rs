@@ -189,11 +189,11 @@ impl VariantPath {
 /// over the object's keys; a miss is certain when the object's fields are sorted (by id when the
 /// dictionary says it is sorted); objects whose fields are not (DuckDB writes them) are scanned.
 ///
-/// Alternatives measured and not kept (same bench, callgrind instruction counts and alternating
-/// timed runs): a branch-free lower bound; a branch-free comparison of every field's key (615-678
-/// instructions per row against 484, and no faster); the same over the row's metadata copied
-/// into a fixed array to drop bounds checks (slower: loads of just-copied bytes miss store
-/// forwarding).
+/// Alternatives measured on the `variant_get` bench and not kept: a branch-free lower bound and
+/// a scan with early exit (both slower in timed runs); a branch-free comparison of every
+/// field's key (615-678 instructions per row under callgrind against 484, and no faster); the
+/// same over the row's metadata copied into a fixed array to drop bounds checks (fewer
+/// instructions but slower, probably because loads of just-copied bytes miss store forwarding).
 #[inline]
 fn raw_field<'a>(
     keys: &RawKeys<'_>,
