@@ -87,6 +87,204 @@ pub(crate) fn raw_int(value: &[u8], id: u8) -> Result<i64, Unreadable> {
     Ok(word.wrapping_shl(unused).wrapping_shr(unused))
 }
 
+/// `PREFIX_MASKS[n]` keeps the first `n` bytes of a big-endian word.
+const PREFIX_MASKS: [u64; 9] = [
+    0,
+    0xFF00_0000_0000_0000,
+    0xFFFF_0000_0000_0000,
+    0xFFFF_FF00_0000_0000,
+    0xFFFF_FFFF_0000_0000,
+    0xFFFF_FFFF_FF00_0000,
+    0xFFFF_FFFF_FFFF_0000,
+    0xFFFF_FFFF_FFFF_FF00,
+    u64::MAX,
+];
+
+/// The order of the key `strings[start..end]` relative to `probe` (as [`compare_keys`]). Keys
+/// of at most 8 bytes with 8 readable bytes after their start compare as one masked big-endian
+/// word.
+#[inline(always)]
+fn compare_key_at(
+    strings: &[u8],
+    start: usize,
+    end: usize,
+    probe: &KeyProbe<'_>,
+) -> Result<std::cmp::Ordering, Unreadable> {
+    let len = end.wrapping_sub(start);
+    if let Some(word) = probe.word
+        && len <= 8
+        && let Some(chunk) = strings.get(start..start + 8)
+    {
+        let raw = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
+        let masked = raw & PREFIX_MASKS[len];
+        return Ok(masked.cmp(&word).then(len.cmp(&probe.bytes.len())));
+    }
+    let key = strings.get(start..end).ok_or(Unreadable)?;
+    Ok(compare_keys(key, probe.bytes))
+}
+
+/// Reading keys by id, for searches written once over both dictionary readers ([`RawKeys`] for
+/// any offset width, [`NarrowKeys`] for one-byte offsets).
+pub(crate) trait KeyDictionary<'a> {
+    /// Whether the dictionary is flagged sorted (then id order is key order).
+    fn sorted(&self) -> bool;
+    /// The order of key `id` relative to `probe` (as [`compare_keys`]).
+    fn compare(&self, id: usize, probe: &KeyProbe<'_>) -> Result<std::cmp::Ordering, Unreadable>;
+    /// The bytes of key `id`.
+    fn key(&self, id: usize) -> Result<&'a [u8], Unreadable>;
+}
+
+impl<'a> KeyDictionary<'a> for RawKeys<'a> {
+    #[inline(always)]
+    fn sorted(&self) -> bool {
+        self.sorted
+    }
+    #[inline(always)]
+    fn compare(&self, id: usize, probe: &KeyProbe<'_>) -> Result<std::cmp::Ordering, Unreadable> {
+        RawKeys::compare(self, id, probe)
+    }
+    #[inline(always)]
+    fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
+        RawKeys::key(self, id)
+    }
+}
+
+/// A dictionary whose offsets are one byte wide (up to 255 bytes of keys: the usual row-level
+/// metadata), read without the width dispatch of [`RawKeys`]. It accepts exactly the headers
+/// [`RawKeys::new`] accepts with that width.
+pub(crate) struct NarrowKeys<'a> {
+    /// `len + 1` offsets.
+    offsets: &'a [u8],
+    strings: &'a [u8],
+    sorted: bool,
+}
+
+impl<'a> NarrowKeys<'a> {
+    /// None when the metadata is not version 1 with one-byte offsets, or too short for its
+    /// offset table.
+    #[inline(always)]
+    pub(crate) fn new(metadata: &'a [u8]) -> Option<Self> {
+        let (&header, rest) = metadata.split_first()?;
+        if header & 0xCF != 0x01 {
+            return None;
+        }
+        let (&len, rest) = rest.split_first()?;
+        let (offsets, strings) = rest.split_at_checked(len as usize + 1)?;
+        Some(NarrowKeys {
+            offsets,
+            strings,
+            sorted: header & 0x10 != 0,
+        })
+    }
+
+    #[inline(always)]
+    fn bounds(&self, id: usize) -> Result<(usize, usize), Unreadable> {
+        match self.offsets.get(id..id + 2) {
+            Some(&[start, end]) => Ok((start as usize, end as usize)),
+            _ => Err(Unreadable),
+        }
+    }
+}
+
+impl<'a> KeyDictionary<'a> for NarrowKeys<'a> {
+    #[inline(always)]
+    fn sorted(&self) -> bool {
+        self.sorted
+    }
+    #[inline(always)]
+    fn compare(&self, id: usize, probe: &KeyProbe<'_>) -> Result<std::cmp::Ordering, Unreadable> {
+        let (start, end) = self.bounds(id)?;
+        compare_key_at(self.strings, start, end, probe)
+    }
+    #[inline(always)]
+    fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
+        let (start, end) = self.bounds(id)?;
+        self.strings.get(start..end).ok_or(Unreadable)
+    }
+}
+
+/// The field table of an object, for searches written once over both readers ([`RawChildren`]
+/// for any width, [`NarrowFields`] for one-byte counts, ids and offsets).
+pub(crate) trait FieldTable<'a> {
+    /// The number of fields.
+    fn num(&self) -> usize;
+    /// Field id `i`.
+    fn id(&self, i: usize) -> Result<usize, Unreadable>;
+    /// Whether the field ids strictly ascend.
+    fn ids_ascend(&self) -> Result<bool, Unreadable>;
+    /// Field `i`: its bytes from its offset to the end of the object's data.
+    fn child(&self, i: usize) -> Result<&'a [u8], Unreadable>;
+}
+
+impl<'a> FieldTable<'a> for RawChildren<'a> {
+    #[inline(always)]
+    fn num(&self) -> usize {
+        self.num
+    }
+    #[inline(always)]
+    fn id(&self, i: usize) -> Result<usize, Unreadable> {
+        RawChildren::id(self, i)
+    }
+    #[inline(always)]
+    fn ids_ascend(&self) -> Result<bool, Unreadable> {
+        RawChildren::ids_ascend(self, self.num)
+    }
+    #[inline(always)]
+    fn child(&self, i: usize) -> Result<&'a [u8], Unreadable> {
+        RawChildren::child(self, i)
+    }
+}
+
+/// An object whose field count, ids and offsets are each one byte (the usual small object),
+/// read without the width dispatch of [`RawLayout`] and [`RawChildren`].
+pub(crate) struct NarrowFields<'a> {
+    ids: &'a [u8],
+    /// `num + 1` offsets.
+    offsets: &'a [u8],
+    data: &'a [u8],
+}
+
+impl<'a> NarrowFields<'a> {
+    /// None when the object at `value[0]` has a wider layout; an error where [`RawLayout::read`]
+    /// and [`RawLayout::children`] give one.
+    #[inline(always)]
+    pub(crate) fn new(value: &'a [u8]) -> Option<Result<Self, Unreadable>> {
+        // Object, one-byte offsets and ids, one-byte count.
+        if value.first()? & 0x7F != super::value::basic_type::OBJECT {
+            return None;
+        }
+        Some((|| {
+            let num = *value.get(1).ok_or(Unreadable)? as usize;
+            let table = value.get(2..3 + 2 * num).ok_or(Unreadable)?;
+            let (ids, offsets) = table.split_at(num);
+            let end = offsets[num] as usize;
+            let data = value
+                .get(3 + 2 * num..3 + 2 * num + end)
+                .ok_or(Unreadable)?;
+            Ok(NarrowFields { ids, offsets, data })
+        })())
+    }
+}
+
+impl<'a> FieldTable<'a> for NarrowFields<'a> {
+    #[inline(always)]
+    fn num(&self) -> usize {
+        self.ids.len()
+    }
+    #[inline(always)]
+    fn id(&self, i: usize) -> Result<usize, Unreadable> {
+        self.ids.get(i).map(|&b| b as usize).ok_or(Unreadable)
+    }
+    #[inline(always)]
+    fn ids_ascend(&self) -> Result<bool, Unreadable> {
+        Ok(self.ids.windows(2).all(|w| w[0] < w[1]))
+    }
+    #[inline(always)]
+    fn child(&self, i: usize) -> Result<&'a [u8], Unreadable> {
+        child_at(self.data, *self.offsets.get(i).ok_or(Unreadable)? as usize)
+    }
+}
+
 /// The key dictionary of raw metadata bytes.
 pub(crate) struct RawKeys<'a> {
     pub(crate) bytes: &'a [u8],
@@ -159,8 +357,7 @@ impl<'a> RawKeys<'a> {
         Ok(())
     }
 
-    /// The order of key `id` relative to `probe` (as [`compare_keys`]). Keys of at most 8 bytes
-    /// with 8 readable bytes after their start compare as one masked big-endian word.
+    /// The order of key `id` relative to `probe` (as [`compare_keys`]).
     #[inline]
     pub(crate) fn compare(
         &self,
@@ -168,22 +365,7 @@ impl<'a> RawKeys<'a> {
         probe: &KeyProbe<'_>,
     ) -> Result<std::cmp::Ordering, Unreadable> {
         let (start, end) = self.bounds(id)?;
-        let len = end.wrapping_sub(start);
-        if let Some(word) = probe.word
-            && len <= 8
-            && end >= start
-            && let Some(chunk) = self.strings.get(start..start + 8)
-        {
-            let raw = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
-            let masked = if len == 0 {
-                0
-            } else {
-                raw & (u64::MAX << (8 * (8 - len)))
-            };
-            return Ok(masked.cmp(&word).then(len.cmp(&probe.bytes.len())));
-        }
-        let key = self.strings.get(start..end).ok_or(Unreadable)?;
-        Ok(compare_keys(key, probe.bytes))
+        compare_key_at(self.strings, start, end, probe)
     }
 
     #[inline]
@@ -277,6 +459,7 @@ impl RawLayout {
             .get(self.data_start..self.data_start + end)
             .ok_or(Unreadable)?;
         Ok(RawChildren {
+            num: self.num,
             ids,
             offsets,
             data,
@@ -308,6 +491,7 @@ impl RawLayout {
 
 /// The children of one container, with its data end read once: for loops over every child.
 pub(crate) struct RawChildren<'a> {
+    num: usize,
     ids: &'a [u8],
     offsets: &'a [u8],
     data: &'a [u8],
@@ -340,11 +524,17 @@ impl<'a> RawChildren<'a> {
     /// Child `i`: its bytes from its offset to the end of the container's data.
     #[inline]
     pub(crate) fn child(&self, i: usize) -> Result<&'a [u8], Unreadable> {
-        let start = uint_at(self.offsets, i, self.offset_size)?;
-        match self.data.get(start..) {
-            Some(child) if !child.is_empty() => Ok(child),
-            _ => Err(Unreadable),
-        }
+        child_at(self.data, uint_at(self.offsets, i, self.offset_size)?)
+    }
+}
+
+/// The child starting at `start` in a container's `data`: its bytes to the end of the data (a
+/// child has at least its header byte).
+#[inline(always)]
+fn child_at(data: &[u8], start: usize) -> Result<&[u8], Unreadable> {
+    match data.get(start..) {
+        Some(child) if !child.is_empty() => Ok(child),
+        _ => Err(Unreadable),
     }
 }
 
