@@ -160,10 +160,17 @@ impl VariantPath {
         metadata: &'a [u8],
         value: &'a [u8],
     ) -> Result<Option<&'a [u8]>, Unreadable> {
-        if let Some(keys) = NarrowKeys::new(metadata)
-            && let Some(found) = self.lookup_narrow(&keys, value)
-        {
-            return found;
+        if let Some(keys) = NarrowKeys::new(metadata) {
+            // One key, the commonest path, without the loop over segments.
+            let found = match (self.segments.as_slice(), self.probe_words.as_slice()) {
+                ([PathSegment::Key(k)], &[word]) => {
+                    narrow_field(&keys, value, &KeyProbe::with_word(k.as_bytes(), word))
+                }
+                _ => self.lookup_narrow(&keys, value),
+            };
+            if let Some(found) = found {
+                return found;
+            }
         }
         self.lookup_any_width(metadata, value)
     }
@@ -182,11 +189,7 @@ impl VariantPath {
             let PathSegment::Key(k) = segment else {
                 return None;
             };
-            let fields = match NarrowFields::new(value)? {
-                Ok(fields) => fields,
-                Err(e) => return Some(Err(e)),
-            };
-            match search_fields(keys, &fields, &KeyProbe::with_word(k.as_bytes(), word)) {
+            match narrow_field(keys, value, &KeyProbe::with_word(k.as_bytes(), word))? {
                 Ok(Some(child)) => value = child,
                 other => return Some(other),
             }
@@ -231,6 +234,17 @@ impl VariantPath {
         }
         Ok(Some(value))
     }
+}
+
+/// The field `probe` of the object at `value[0]` when the object's field count, ids and offsets
+/// are one byte; None for any other value.
+#[inline(always)]
+fn narrow_field<'a>(
+    keys: &NarrowKeys<'_>,
+    value: &'a [u8],
+    probe: &KeyProbe<'_>,
+) -> Option<Result<Option<&'a [u8]>, Unreadable>> {
+    Some(NarrowFields::new(value)?.and_then(|fields| search_fields(keys, &fields, probe)))
 }
 
 /// A row's key dictionary as [`VariantPath::lookup_raw`] reads it.
