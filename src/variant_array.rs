@@ -146,16 +146,13 @@ where
     V: ArrayAccessor<Item = &'a [u8]>,
     F: FnMut(usize, Option<(&'a [u8], &'a [u8])>) -> Result<()>,
 {
-    let len = value.len();
-    match nulls {
-        None => (0..len).try_for_each(|i| f(i, Some((metadata.value(i), value.value(i))))),
-        Some(nulls) => (0..len).try_for_each(|i| {
-            let row = nulls
-                .is_valid(i)
-                .then(|| (metadata.value(i), value.value(i)));
-            f(i, row)
-        }),
-    }
+    // One call of `f` per layout (callers inline their row body into it).
+    (0..value.len()).try_for_each(|i| {
+        let row = nulls
+            .is_none_or(|n| n.is_valid(i))
+            .then(|| (metadata.value(i), value.value(i)));
+        f(i, row)
+    })
 }
 
 /// Reads the rows of an unshredded variant column. Shredded input (with `typed_value`) is first

@@ -86,12 +86,15 @@ fn fast_double(leaf: &[u8]) -> Fast<f64> {
     }
 }
 
+/// What the raw lookup found in one row.
+type Found<'a> = std::result::Result<Option<&'a [u8]>, Unreadable>;
+
 /// The leaf at `path` in one row, for values the fast path does not take: the raw lookup's
 /// answer, or (for bytes it could not read) the checked one, which reports corruption.
 fn checked_leaf<'a>(
     metadata: &'a [u8],
     value: &'a [u8],
-    found: std::result::Result<Option<&'a [u8]>, Unreadable>,
+    found: Found<'a>,
     path: &VariantPath,
     opts: &CastOptions,
 ) -> Result<Option<Variant<'a>>> {
@@ -146,52 +149,42 @@ fn extract_primitive<T: ArrowPrimitiveType>(
 ) -> Result<ArrayRef> {
     let mut values: Vec<T::Native> = Vec::with_capacity(len);
     let mut validity = Validity::new(len);
-    rows.try_for_each(|i, row| {
-        let Some((metadata, value)) = row else {
-            values.push(T::Native::default());
-            return Ok(());
-        };
-        let found = path.lookup_raw(metadata, value);
-        if let Ok(None) = found {
-            values.push(T::Native::default());
-            return Ok(());
-        }
-        if let Ok(Some(leaf)) = found {
-            match fast(leaf) {
-                Fast::Value(v) => {
+    rows.try_for_each(
+        #[inline(always)]
+        |i, row| {
+            let Some((metadata, value)) = row else {
+                values.push(T::Native::default());
+                return Ok(());
+            };
+            let found = path.lookup_raw(metadata, value);
+            if let Ok(None) = found {
+                values.push(T::Native::default());
+                return Ok(());
+            }
+            if let Ok(Some(leaf)) = found {
+                match fast(leaf) {
+                    Fast::Value(v) => {
+                        values.push(v);
+                        validity.set(i);
+                        return Ok(());
+                    }
+                    Fast::Null => {
+                        values.push(T::Native::default());
+                        return Ok(());
+                    }
+                    Fast::Slow => {}
+                }
+            }
+            match cast_leaf(metadata, value, found, path, target, opts, &cast)? {
+                Some(v) => {
                     values.push(v);
                     validity.set(i);
-                    return Ok(());
                 }
-                Fast::Null => {
-                    values.push(T::Native::default());
-                    return Ok(());
-                }
-                Fast::Slow => {}
+                None => values.push(T::Native::default()),
             }
-        }
-        let cast_value = match checked_leaf(metadata, value, found, path, opts)? {
-            None => None,
-            Some(leaf) => match leaf.get().map_err(|e| codec(opts.function, e))? {
-                Value::Null => None,
-                v => match cast(&v) {
-                    Some(c) => Some(c),
-                    None if opts.strict => {
-                        return Err(cast_error(leaf, &sql_type_name(target), opts));
-                    }
-                    None => None,
-                },
-            },
-        };
-        match cast_value {
-            Some(v) => {
-                values.push(v);
-                validity.set(i);
-            }
-            None => values.push(T::Native::default()),
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     if values.len() != len {
         return exec_err!(
             "{}: {} rows extracted from {len}",
@@ -204,6 +197,32 @@ fn extract_primitive<T: ArrowPrimitiveType>(
         ScalarBuffer::from(values),
         nulls,
     )?))
+}
+
+/// A leaf the fast path does not take, cast by the general rules: None for SQL NULL (and for
+/// values that cannot be cast, unless strict). Out of line, so that the row loops it is called
+/// from stay small.
+#[inline(never)]
+fn cast_leaf<N>(
+    metadata: &[u8],
+    value: &[u8],
+    found: Found<'_>,
+    path: &VariantPath,
+    target: &DataType,
+    opts: &CastOptions,
+    cast: &impl Fn(&Value<'_>) -> Option<N>,
+) -> Result<Option<N>> {
+    let Some(leaf) = checked_leaf(metadata, value, found, path, opts)? else {
+        return Ok(None);
+    };
+    Ok(match leaf.get().map_err(|e| codec(opts.function, e))? {
+        Value::Null => None,
+        v => match cast(&v) {
+            Some(c) => Some(c),
+            None if opts.strict => return Err(cast_error(leaf, &sql_type_name(target), opts)),
+            None => None,
+        },
+    })
 }
 
 /// The loop for a STRING target: string leaves are copied (checked for UTF-8), anything else is
@@ -220,42 +239,37 @@ fn extract_string(
     offsets.push(0);
     let mut validity = Validity::new(len);
     let mut scratch = Vec::new();
-    rows.try_for_each(|i, row| {
-        if let Some((metadata, value)) = row {
-            let found = path.lookup_raw(metadata, value);
-            let fast = match found {
-                Ok(Some(leaf)) => fast_string(leaf),
-                Ok(None) => Fast::Null,
-                Err(Unreadable) => Fast::Slow,
-            };
-            match fast {
-                Fast::Value(s) => {
-                    text.extend_from_slice(s);
-                    validity.set(i);
-                }
-                Fast::Null => {}
-                Fast::Slow => {
-                    if let Some(leaf) = checked_leaf(metadata, value, found, path, opts)? {
-                        let v = leaf.get().map_err(|e| codec(opts.function, e))?;
-                        scratch.clear();
-                        if matches!(v, Value::Null) {
-                            // SQL NULL.
-                        } else if to_text(leaf, &v, opts, &mut scratch)? {
-                            text.extend_from_slice(String::from_utf8_lossy(&scratch).as_bytes());
+    rows.try_for_each(
+        #[inline(always)]
+        |i, row| {
+            if let Some((metadata, value)) = row {
+                let found = path.lookup_raw(metadata, value);
+                let fast = match found {
+                    Ok(Some(leaf)) => fast_string(leaf),
+                    Ok(None) => Fast::Null,
+                    Err(Unreadable) => Fast::Slow,
+                };
+                match fast {
+                    Fast::Value(s) => {
+                        text.extend_from_slice(s);
+                        validity.set(i);
+                    }
+                    Fast::Null => {}
+                    Fast::Slow => {
+                        let leaf = (metadata, value, found);
+                        if text_leaf(leaf, path, target, opts, &mut scratch, &mut text)? {
                             validity.set(i);
-                        } else if opts.strict {
-                            return Err(cast_error(leaf, &sql_type_name(target), opts));
                         }
                     }
                 }
             }
-        }
-        if text.len() > i32::MAX as usize {
-            return exec_err!("{}: output exceeds 2 GiB in one batch", opts.function);
-        }
-        offsets.push(text.len() as i32);
-        Ok(())
-    })?;
+            if text.len() > i32::MAX as usize {
+                return exec_err!("{}: output exceeds 2 GiB in one batch", opts.function);
+            }
+            offsets.push(text.len() as i32);
+            Ok(())
+        },
+    )?;
     if offsets.len() != len + 1 {
         return exec_err!(
             "{}: {} rows extracted from {len}",
@@ -269,6 +283,35 @@ fn extract_string(
         Buffer::from_vec(text),
         nulls,
     )?))
+}
+
+/// Appends a leaf the fast path does not take to `text`, rendered by the general rules; false
+/// for SQL NULL (and for values that cannot be cast, unless strict). Out of line, like
+/// [`cast_leaf`].
+#[inline(never)]
+fn text_leaf(
+    (metadata, value, found): (&[u8], &[u8], Found<'_>),
+    path: &VariantPath,
+    target: &DataType,
+    opts: &CastOptions,
+    scratch: &mut Vec<u8>,
+    text: &mut Vec<u8>,
+) -> Result<bool> {
+    let Some(leaf) = checked_leaf(metadata, value, found, path, opts)? else {
+        return Ok(false);
+    };
+    let v = leaf.get().map_err(|e| codec(opts.function, e))?;
+    scratch.clear();
+    if matches!(v, Value::Null) {
+        Ok(false)
+    } else if to_text(leaf, &v, opts, scratch)? {
+        text.extend_from_slice(String::from_utf8_lossy(scratch).as_bytes());
+        Ok(true)
+    } else if opts.strict {
+        Err(cast_error(leaf, &sql_type_name(target), opts))
+    } else {
+        Ok(false)
+    }
 }
 
 /// Short and long string leaves that are UTF-8 (anything else, including invalid UTF-8, which
