@@ -4,8 +4,8 @@ use std::fmt;
 
 use super::error::Result as CodecResult;
 use super::raw::{
-    FieldTable, KeyDictionary, KeyProbe, NarrowFields, NarrowKeys, RawKeys, RawLayout, Unreadable,
-    compare_keys,
+    FieldTable, KeyDictionary, KeyProbe, NarrowFields, NarrowKeys, Probe, RawKeys, RawLayout,
+    ShortKeyProbe, Unreadable, compare_keys,
 };
 use super::value::{Value, Variant, basic_type};
 
@@ -163,8 +163,8 @@ impl VariantPath {
         if let Some(keys) = NarrowKeys::new(metadata) {
             // One key, the commonest path, without the loop over segments.
             let found = match (self.segments.as_slice(), self.probe_words.as_slice()) {
-                ([PathSegment::Key(k)], &[word]) => {
-                    narrow_field(&keys, value, &KeyProbe::with_word(k.as_bytes(), word))
+                ([PathSegment::Key(k)], &[Some(word)]) => {
+                    narrow_field(&keys, value, &ShortKeyProbe::new(k.as_bytes(), word))
                 }
                 _ => self.lookup_narrow(&keys, value),
             };
@@ -242,7 +242,7 @@ impl VariantPath {
 fn narrow_field<'a>(
     keys: &NarrowKeys<'_>,
     value: &'a [u8],
-    probe: &KeyProbe<'_>,
+    probe: &impl Probe,
 ) -> Option<Result<Option<&'a [u8]>, Unreadable>> {
     Some(NarrowFields::new(value)?.and_then(|fields| search_fields(keys, &fields, probe)))
 }
@@ -287,7 +287,7 @@ fn raw_field<'a>(
 fn search_fields<'a, 'k>(
     keys: &impl KeyDictionary<'k>,
     fields: &impl FieldTable<'a>,
-    probe: &KeyProbe<'_>,
+    probe: &impl Probe,
 ) -> Result<Option<&'a [u8]>, Unreadable> {
     let num = fields.num();
     let (mut lo, mut hi) = (0, num);
@@ -471,8 +471,11 @@ mod tests {
             "x".repeat(400)
         );
         let long_key = r#"{"a_rather_long_key": 1, "c": {"a_rather_long_key": 2}}"#;
+        // Keys that are prefixes of each other, one with a NUL byte (equal words, lengths
+        // differ), the last ones too near the end of the metadata for a one-word read.
+        let prefixes = r#"{"a": 1, "ab": 2, "abc": 3, "ab\u0000": 4}"#;
         let mut docs: Vec<&str> = docs.to_vec();
-        docs.extend([many_keys.as_str(), long_value.as_str(), long_key]);
+        docs.extend([many_keys.as_str(), long_value.as_str(), long_key, prefixes]);
         let paths = [
             "$.a.b[1]",
             "$.c",
@@ -486,6 +489,9 @@ mod tests {
             "$.a_rather_long_key",
             "$.c.a_rather_long_key",
             "$.c.a_rather_long_kez",
+            "$.ab",
+            "$.abc",
+            "$['ab\u{0}']",
         ];
         let mut found = 0;
         let encoded: Vec<_> = docs
@@ -509,7 +515,7 @@ mod tests {
             }
         }
         // Hits in every kind of layout, not only misses.
-        assert_eq!(found, 33);
+        assert_eq!(found, 38);
     }
 
     #[test]

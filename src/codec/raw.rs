@@ -49,12 +49,6 @@ impl<'k> KeyProbe<'k> {
     pub(crate) fn word(&self) -> Option<u64> {
         self.word
     }
-
-    /// The bytes searched for.
-    #[inline]
-    pub(crate) fn bytes(&self) -> &'k [u8] {
-        self.bytes
-    }
 }
 
 #[inline]
@@ -100,27 +94,89 @@ const PREFIX_MASKS: [u64; 9] = [
     u64::MAX,
 ];
 
-/// The order of the key `strings[start..end]` relative to `probe` (as [`compare_keys`]). Keys
-/// of at most 8 bytes with 8 readable bytes after their start compare as one masked big-endian
-/// word.
+/// The order of the key `strings[start..end]` relative to the key `bytes` (as
+/// [`compare_keys`]), whose big-endian `word` is given when it is at most 8 bytes long. Keys of
+/// at most 8 bytes with 8 readable bytes after their start then compare as one masked word.
 #[inline(always)]
 fn compare_key_at(
     strings: &[u8],
     start: usize,
     end: usize,
-    probe: &KeyProbe<'_>,
+    word: Option<u64>,
+    bytes: &[u8],
 ) -> Result<std::cmp::Ordering, Unreadable> {
     let len = end.wrapping_sub(start);
-    if let Some(word) = probe.word
+    if let Some(word) = word
         && len <= 8
         && let Some(chunk) = strings.get(start..start + 8)
     {
         let raw = u64::from_be_bytes(chunk.try_into().expect("8 bytes"));
         let masked = raw & PREFIX_MASKS[len];
-        return Ok(masked.cmp(&word).then(len.cmp(&probe.bytes.len())));
+        return Ok(masked.cmp(&word).then(len.cmp(&bytes.len())));
     }
     let key = strings.get(start..end).ok_or(Unreadable)?;
-    Ok(compare_keys(key, probe.bytes))
+    Ok(compare_keys(key, bytes))
+}
+
+/// A key searched for: [`KeyProbe`] for any key, [`ShortKeyProbe`] for keys of at most 8 bytes
+/// (whose comparisons then need no check for the word).
+pub(crate) trait Probe {
+    /// The order of the key `strings[start..end]` relative to this one (as [`compare_keys`]).
+    fn compare_at(
+        &self,
+        strings: &[u8],
+        start: usize,
+        end: usize,
+    ) -> Result<std::cmp::Ordering, Unreadable>;
+    /// The bytes searched for.
+    fn bytes(&self) -> &[u8];
+}
+
+impl Probe for KeyProbe<'_> {
+    #[inline(always)]
+    fn compare_at(
+        &self,
+        strings: &[u8],
+        start: usize,
+        end: usize,
+    ) -> Result<std::cmp::Ordering, Unreadable> {
+        compare_key_at(strings, start, end, self.word, self.bytes)
+    }
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        self.bytes
+    }
+}
+
+/// A key of at most 8 bytes, with its word (see [`KeyProbe`]).
+pub(crate) struct ShortKeyProbe<'k> {
+    bytes: &'k [u8],
+    word: u64,
+}
+
+impl<'k> ShortKeyProbe<'k> {
+    /// The probe for `bytes` with the word [`KeyProbe::new`] computed for them.
+    #[inline(always)]
+    pub(crate) fn new(bytes: &'k [u8], word: u64) -> Self {
+        debug_assert_eq!(Some(word), KeyProbe::new(bytes).word);
+        ShortKeyProbe { bytes, word }
+    }
+}
+
+impl Probe for ShortKeyProbe<'_> {
+    #[inline(always)]
+    fn compare_at(
+        &self,
+        strings: &[u8],
+        start: usize,
+        end: usize,
+    ) -> Result<std::cmp::Ordering, Unreadable> {
+        compare_key_at(strings, start, end, Some(self.word), self.bytes)
+    }
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        self.bytes
+    }
 }
 
 /// Reading keys by id, for searches written once over both dictionary readers ([`RawKeys`] for
@@ -129,7 +185,7 @@ pub(crate) trait KeyDictionary<'a> {
     /// Whether the dictionary is flagged sorted (then id order is key order).
     fn sorted(&self) -> bool;
     /// The order of key `id` relative to `probe` (as [`compare_keys`]).
-    fn compare(&self, id: usize, probe: &KeyProbe<'_>) -> Result<std::cmp::Ordering, Unreadable>;
+    fn compare(&self, id: usize, probe: &impl Probe) -> Result<std::cmp::Ordering, Unreadable>;
     /// The bytes of key `id`.
     fn key(&self, id: usize) -> Result<&'a [u8], Unreadable>;
 }
@@ -140,7 +196,7 @@ impl<'a> KeyDictionary<'a> for RawKeys<'a> {
         self.sorted
     }
     #[inline(always)]
-    fn compare(&self, id: usize, probe: &KeyProbe<'_>) -> Result<std::cmp::Ordering, Unreadable> {
+    fn compare(&self, id: usize, probe: &impl Probe) -> Result<std::cmp::Ordering, Unreadable> {
         RawKeys::compare(self, id, probe)
     }
     #[inline(always)]
@@ -192,9 +248,9 @@ impl<'a> KeyDictionary<'a> for NarrowKeys<'a> {
         self.sorted
     }
     #[inline(always)]
-    fn compare(&self, id: usize, probe: &KeyProbe<'_>) -> Result<std::cmp::Ordering, Unreadable> {
+    fn compare(&self, id: usize, probe: &impl Probe) -> Result<std::cmp::Ordering, Unreadable> {
         let (start, end) = self.bounds(id)?;
-        compare_key_at(self.strings, start, end, probe)
+        probe.compare_at(self.strings, start, end)
     }
     #[inline(always)]
     fn key(&self, id: usize) -> Result<&'a [u8], Unreadable> {
@@ -369,10 +425,10 @@ impl<'a> RawKeys<'a> {
     pub(crate) fn compare(
         &self,
         id: usize,
-        probe: &KeyProbe<'_>,
+        probe: &impl Probe,
     ) -> Result<std::cmp::Ordering, Unreadable> {
         let (start, end) = self.bounds(id)?;
-        compare_key_at(self.strings, start, end, probe)
+        probe.compare_at(self.strings, start, end)
     }
 
     #[inline]
