@@ -127,6 +127,12 @@ impl KeyDictionary {
         &self.bytes[self.offsets[g] as usize..self.offsets[g + 1] as usize]
     }
 
+    /// The length of global key `g`.
+    #[inline]
+    fn global_key_len(&self, g: usize) -> u32 {
+        self.offsets[g + 1] - self.offsets[g]
+    }
+
     /// The key with local id `id`.
     #[inline]
     fn key(&self, id: usize) -> &[u8] {
@@ -247,8 +253,11 @@ impl KeyDictionary {
     }
 }
 
-/// Slots of [`MetadataCache`].
-const METADATA_CACHE_SLOTS: usize = 64;
+/// Slots of [`MetadataCache`] (event data with optional fields has hundreds of key sets).
+const METADATA_CACHE_SLOTS: usize = 256;
+/// Rows whose keys total more bytes than this are not cached (bounds the cache's memory): their
+/// metadata goes to a spare slot that never hits.
+const MAX_CACHED_KEY_BYTES: usize = 1024;
 
 /// The metadata of recently seen key sets (rows of one kind share a few), so that a row whose
 /// keys were seen before copies its metadata instead of writing it key by key. Direct-mapped by
@@ -267,17 +276,21 @@ impl MetadataCache {
         self.metadata.iter_mut().for_each(Vec::clear);
     }
 
-    /// The slot for `keys`, and whether it already holds them.
-    fn lookup(&mut self, keys: &[u32]) -> (usize, bool) {
+    /// The slot for `keys` (whose names total `key_bytes`), and whether it already holds them.
+    fn lookup(&mut self, keys: &[u32], key_bytes: usize) -> (usize, bool) {
         if self.keys.is_empty() {
-            self.keys.resize(METADATA_CACHE_SLOTS, Vec::new());
-            self.metadata.resize(METADATA_CACHE_SLOTS, Vec::new());
+            self.keys.resize(METADATA_CACHE_SLOTS + 1, Vec::new());
+            self.metadata.resize(METADATA_CACHE_SLOTS + 1, Vec::new());
+        }
+        if key_bytes > MAX_CACHED_KEY_BYTES {
+            return (METADATA_CACHE_SLOTS, false);
         }
         let mut h = keys.len() as u64;
         for &k in keys {
             h = (h.rotate_left(5) ^ k as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
-        let slot = (h >> 58) as usize % METADATA_CACHE_SLOTS;
+        // The high bits are the best mixed.
+        let slot = (h >> 40) as usize % METADATA_CACHE_SLOTS;
         let hit = self.keys[slot] == keys && !self.metadata[slot].is_empty();
         (slot, hit)
     }
@@ -710,7 +723,9 @@ impl VariantBuilder {
             } else {
                 self.sorted_keys.extend_from_slice(&self.dict.row_keys);
             }
-            let (slot, hit) = self.metadata.lookup(&self.sorted_keys);
+            let (slot, hit) = self
+                .metadata
+                .lookup(&self.sorted_keys, self.dict.row_bytes());
             self.metadata_slot = slot;
             if !hit {
                 self.write_metadata(slot);
@@ -832,13 +847,22 @@ impl VariantBuilder {
         m.push(0x01 | 0x10 | (((width - 1) as u8) << 6));
         write_uint(m, n as u32, width);
         write_uint(m, 0, width);
+        let dict = &self.dict;
         let mut end = 0u32;
-        for &g in keys {
-            end += self.dict.global_key(g as usize).len() as u32;
-            write_uint(m, end, width);
+        if width == 1 {
+            // The usual small dictionary: one byte per offset, in one bulk extend.
+            m.extend(keys.iter().map(|&g| {
+                end += dict.global_key_len(g as usize);
+                end as u8
+            }));
+        } else {
+            for &g in keys {
+                end += dict.global_key_len(g as usize);
+                write_uint(m, end, width);
+            }
         }
         for &g in keys {
-            m.extend_from_slice(self.dict.global_key(g as usize));
+            push_short(m, dict.global_key(g as usize));
         }
         let cached = &mut self.metadata.keys[slot];
         cached.clear();
@@ -1020,28 +1044,48 @@ mod tests {
 
     #[test]
     fn rows_with_many_key_sets_get_their_own_metadata() {
-        // 256 key sets (more than the metadata cache has slots), in a shuffled order and
-        // repeated: every row's metadata is its own keys, sorted.
-        let names = ["id", "user", "ts", "price", "a", "zz", "type", "ok"];
+        // 1024 key sets (more than the metadata cache has slots), in a shuffled order and
+        // repeated, with rows whose keys are too long to be cached (more than
+        // MAX_CACHED_KEY_BYTES) in between: every row's metadata is its own keys, sorted.
+        let mut names: Vec<String> = [
+            "id", "user", "ts", "price", "a", "zz", "type", "ok", "é", "",
+        ]
+        .map(String::from)
+        .to_vec();
+        names.push("k".repeat(MAX_CACHED_KEY_BYTES));
+        names.push("j".repeat(MAX_CACHED_KEY_BYTES / 2 + 1));
         let mut reused = VariantBuilder::new();
+        let mut check = |keys: &[String], what: &str| {
+            build_object(&mut reused, keys).unwrap();
+            let mut sorted = keys.to_vec();
+            sorted.sort();
+            let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
+            let got: Vec<&str> = (0..metadata.len())
+                .map(|k| metadata.key(k).unwrap())
+                .collect();
+            assert_eq!(got, sorted, "{what}");
+            let mut fresh = VariantBuilder::new();
+            build_object(&mut fresh, keys).unwrap();
+            assert_eq!(reused.value(), fresh.value(), "{what}");
+        };
         for round in 0..3u32 {
-            for i in 0..256u32 {
-                let set = (i.wrapping_mul(97) + round * 31) % 256;
-                let keys: Vec<String> = (0..8)
+            for i in 0..1024u32 {
+                let set = (i.wrapping_mul(397) + round * 31) % 1024;
+                let mut keys: Vec<String> = (0..10)
                     .filter(|bit| set & (1 << bit) != 0)
-                    .map(|bit| names[bit].to_string())
+                    .map(|bit| names[bit].clone())
                     .collect();
-                build_object(&mut reused, &keys).unwrap();
-                let mut sorted = keys.clone();
-                sorted.sort();
-                let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
-                let got: Vec<&str> = (0..metadata.len())
-                    .map(|k| metadata.key(k).unwrap())
-                    .collect();
-                assert_eq!(got, sorted, "key set {set:#010b}");
-                let mut fresh = VariantBuilder::new();
-                build_object(&mut fresh, &keys).unwrap();
-                assert_eq!(reused.value(), fresh.value(), "key set {set:#010b}");
+                check(&keys, &format!("key set {set:#012b}"));
+                if i % 7 == 0 {
+                    // Too long to cache, alone and with one of two long keys (the spare slot is
+                    // overwritten by each), and the same row twice in a row.
+                    keys.push(names[10 + (i as usize / 7) % 2].clone());
+                    check(&keys, &format!("key set {set:#012b} with a long key"));
+                    check(
+                        &keys,
+                        &format!("key set {set:#012b} with a long key, again"),
+                    );
+                }
             }
         }
     }

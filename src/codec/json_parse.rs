@@ -101,22 +101,26 @@ impl JsonParser {
                 b'f' => pos = literal(b, pos, b"false", || builder.boolean(false))?,
                 b'n' => pos = literal(b, pos, b"null", || builder.null())?,
                 b'-' | b'0'..=b'9' => pos = number(b, pos, builder)?,
+                // Whitespace is skipped where it is met, so compact JSON (the usual kind) pays
+                // no whitespace check before each value and after it.
+                b' ' | b'\t' | b'\n' | b'\r' => {
+                    pos = skip_ws(b, pos);
+                    continue 'value;
+                }
                 _ => return err(pos, "unexpected character, expected a value"),
             }
             // After a value: close containers or move to the next element.
             loop {
-                pos = skip_ws(b, pos);
                 let Some(&is_object) = self.in_object.last() else {
                     break 'value;
                 };
                 match (b.get(pos), is_object) {
                     (Some(b','), true) => {
-                        pos = skip_ws(b, pos + 1);
-                        pos = self.key(b, pos, builder)?;
+                        pos = self.key(b, pos + 1, builder)?;
                         continue 'value;
                     }
                     (Some(b','), false) => {
-                        pos = skip_ws(b, pos + 1);
+                        pos += 1;
                         continue 'value;
                     }
                     (Some(b'}'), true) => {
@@ -129,20 +133,24 @@ impl JsonParser {
                         self.in_object.pop();
                         builder.end_array();
                     }
+                    (Some(b' ' | b'\t' | b'\n' | b'\r'), _) => pos = skip_ws(b, pos),
                     (None, _) => return err(pos, "unexpected end of input inside a container"),
                     (_, true) => return err(pos, "expected ',' or '}'"),
                     (_, false) => return err(pos, "expected ',' or ']'"),
                 }
             }
         }
+        let pos = skip_ws(b, pos);
         if pos != b.len() {
             return err(pos, "unexpected content after the JSON value");
         }
         builder.finish()
     }
 
-    /// Parses `"key" :` at `pos` and sets it as the builder's next key; returns the position of the value.
+    /// Parses `"key" :` at `pos` (whitespace before it allowed) and sets it as the builder's next
+    /// key; returns the position after the ':' (the value's dispatch skips whitespace).
     fn key(&mut self, b: &[u8], pos: usize, builder: &mut VariantBuilder) -> Result<usize> {
+        let pos = skip_ws(b, pos);
         if b.get(pos) != Some(&b'"') {
             return err(pos, "expected a string key");
         }
@@ -152,7 +160,7 @@ impl JsonParser {
         if b.get(pos) != Some(&b':') {
             return err(pos, "expected ':' after an object key");
         }
-        Ok(skip_ws(b, pos + 1))
+        Ok(pos + 1)
     }
 
     /// Parses a string body starting after the opening quote; returns its unescaped bytes and the
@@ -305,6 +313,8 @@ fn number(b: &[u8], start: usize, builder: &mut VariantBuilder) -> Result<usize>
         pos += 1;
     }
     let int_start = pos;
+    // The integer part's value, exact while it has at most 18 digits (read in the same pass).
+    let mut int_value: u64 = 0;
     match b.get(pos) {
         Some(b'0') => {
             pos += 1;
@@ -313,7 +323,8 @@ fn number(b: &[u8], start: usize, builder: &mut VariantBuilder) -> Result<usize>
             }
         }
         Some(b'1'..=b'9') => {
-            while matches!(b.get(pos), Some(b'0'..=b'9')) {
+            while let Some(&d @ b'0'..=b'9') = b.get(pos) {
+                int_value = int_value.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
                 pos += 1;
             }
         }
@@ -356,10 +367,8 @@ fn number(b: &[u8], start: usize, builder: &mut VariantBuilder) -> Result<usize>
         &b[int_end..int_end]
     };
     if frac_digits.is_empty() && int_digits.len() <= 18 {
-        let mut v: i64 = 0;
-        for &d in int_digits {
-            v = v * 10 + (d - b'0') as i64;
-        }
+        // At most 18 digits: below 10^18, so neither the value nor its negation overflows.
+        let v = int_value as i64;
         builder.int(if negative { -v } else { v });
         return Ok(pos);
     }
