@@ -71,37 +71,38 @@ fn parse_sci(text: &[u8]) -> SciDigits {
         len: 0,
         exp: 0,
     };
-    let (mantissa, exp) = match text.iter().position(|&b| b == b'e') {
-        Some(e) => (&text[..e], parse_exponent(&text[e + 1..])),
-        None => (text, 0),
-    };
-    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
-        Some(p) => (&mantissa[..p], &mantissa[p + 1..]),
-        None => (mantissa, &[][..]),
-    };
-    // value = int.frac * 10^exp; the first significant digit is in `int` unless it is "0".
-    let (first, rest, lead_exp) = if int.iter().any(|&b| b != b'0') {
-        let skip = int.iter().take_while(|&&b| b == b'0').count();
-        (&int[skip..], frac, (int.len() - skip) as i32 - 1)
-    } else {
-        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
-        (&frac[zeros..], &[][..], -(zeros as i32) - 1)
-    };
-    for &b in first.iter().chain(rest) {
-        if out.len < out.digits.len() {
-            out.digits[out.len] = b;
-            out.len += 1;
+    // One pass over the mantissa: `seen` counts its digits, `point` is how many come before
+    // the '.', `first` the index of the first nonzero one (from which digits are kept).
+    let (mut seen, mut point, mut first) = (0i32, None, None);
+    let mut i = 0;
+    while let Some(&b) = text.get(i) {
+        match b {
+            b'.' => point = Some(seen),
+            b'e' | b'E' => break,
+            _ => {
+                if first.is_none() && b != b'0' {
+                    first = Some(seen);
+                }
+                if first.is_some() && out.len < out.digits.len() {
+                    out.digits[out.len] = b;
+                    out.len += 1;
+                }
+                seen += 1;
+            }
         }
+        i += 1;
     }
-    out.exp = lead_exp + exp;
+    let Some(first) = first else {
+        out.digits[0] = b'0';
+        out.len = 1;
+        return out;
+    };
+    let exp = text.get(i + 1..).map_or(0, parse_exponent);
+    // The mantissa digit at index `first` has the place value 10^(point - 1 - first).
+    out.exp = point.unwrap_or(seen) - 1 - first + exp;
     // Strip trailing zeros ("12340000000.0", "1.0e-323" from the two-digit path), keeping one.
     while out.len > 1 && out.digits[out.len - 1] == b'0' {
         out.len -= 1;
-    }
-    if out.len == 0 {
-        out.digits[0] = b'0';
-        out.len = 1;
-        out.exp = 0;
     }
     out
 }
@@ -321,47 +322,68 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
 /// Appends the decimal digits of `v`, written straight into `out`'s spare capacity (a digit
 /// buffer copied afterwards would be read back before its stores complete). Eight-digit groups
 /// split into four independent pairs, so long numbers (epoch millis, ids) take few serial steps.
+/// One digit (exponents, fraction digits, small counts) is a single push.
+#[inline]
 pub(crate) fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let len = v.checked_ilog10().unwrap_or(0) as usize + 1;
-    out.reserve(len);
-    let digits = &mut out.spare_capacity_mut()[..len];
-    let (mut head, mut end) = (v, len);
-    while head >= 100_000_000 {
-        let group = (head % 100_000_000) as u32;
-        head /= 100_000_000;
-        let (high, low) = (group / 10_000, group % 10_000);
-        for (k, pair) in [high / 100, high % 100, low / 100, low % 100]
-            .into_iter()
-            .enumerate()
-        {
-            let at = end - 8 + 2 * k;
-            digits[at].write(DIGIT_PAIRS[pair as usize * 2]);
-            digits[at + 1].write(DIGIT_PAIRS[pair as usize * 2 + 1]);
-        }
-        end -= 8;
-    }
-    // `head` < 10^8 has exactly `end` digits.
-    let mut head = head as u32;
-    while head >= 100 {
-        let pair = (head % 100) as usize * 2;
-        head /= 100;
-        end -= 2;
-        digits[end].write(DIGIT_PAIRS[pair]);
-        digits[end + 1].write(DIGIT_PAIRS[pair + 1]);
-    }
-    if head >= 10 {
-        let pair = head as usize * 2;
-        digits[0].write(DIGIT_PAIRS[pair]);
-        digits[1].write(DIGIT_PAIRS[pair + 1]);
+    if v < 10 {
+        out.push(b'0' + v as u8);
     } else {
-        digits[0].write(b'0' + head as u8);
+        write_u64_digits(out, v);
     }
-    // SAFETY: the groups and pairs wrote positions `end..len` and the last step `0..end` (`end`
-    // is 1 or 2 there, one or two remaining digits), so all `len` reserved bytes are written.
-    unsafe { out.set_len(out.len() + len) };
+}
+
+/// [`write_u64`] for `v` >= 10.
+fn write_u64_digits(out: &mut Vec<u8>, v: u64) {
+    let len = v.ilog10() as usize + 1;
+    out.reserve(len);
+    // SAFETY: `reserve` leaves `len` writable bytes at `start`. Every store is a digit pair at
+    // `end - 2` or `end - 8 .. end` with `end` moving down from `start + len`; the number of
+    // digits left always equals `end - start` (`len` counts all of them), so the stores stay in
+    // `start..start + len`, and the last step writes the one or two digits at `start`. All
+    // `len` bytes are written before `set_len`.
+    unsafe {
+        let start = out.as_mut_ptr().add(out.len());
+        let mut end = start.add(len);
+        let mut head = v;
+        while head >= 100_000_000 {
+            let group = (head % 100_000_000) as u32;
+            head /= 100_000_000;
+            let (high, low) = (group / 10_000, group % 10_000);
+            end = end.sub(8);
+            write_digit_pair(end, high / 100);
+            write_digit_pair(end.add(2), high % 100);
+            write_digit_pair(end.add(4), low / 100);
+            write_digit_pair(end.add(6), low % 100);
+        }
+        // `head` < 10^8 has exactly `end - start` digits.
+        let mut head = head as u32;
+        while head >= 100 {
+            end = end.sub(2);
+            write_digit_pair(end, head % 100);
+            head /= 100;
+        }
+        if head >= 10 {
+            write_digit_pair(start, head);
+        } else {
+            *start = b'0' + head as u8;
+        }
+        out.set_len(out.len() + len);
+    }
+}
+
+/// Writes the two digits of `pair` (< 100) at `at`.
+///
+/// # Safety
+/// `at..at + 2` must be writable.
+#[inline(always)]
+unsafe fn write_digit_pair(at: *mut u8, pair: u32) {
+    let digits = &DIGIT_PAIRS[pair as usize * 2..pair as usize * 2 + 2];
+    // SAFETY: the caller guarantees the destination; the source is two bytes of the table.
+    unsafe { std::ptr::copy_nonoverlapping(digits.as_ptr(), at, 2) };
 }
 
 /// Appends `v` in decimal, with a leading '-' when negative.
+#[inline]
 pub(crate) fn write_i64(out: &mut Vec<u8>, v: i64) {
     if v < 0 {
         out.push(b'-');
@@ -444,7 +466,8 @@ pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: u8) {
 }
 
 /// [`write_decimal`] for a nonzero magnitude that fits 64 bits and a scale of at most 19:
-/// trailing zeros stripped arithmetically, both parts written by [`write_u64`].
+/// trailing zeros stripped arithmetically, the digits written once by [`write_u64`] and the
+/// point put in among them.
 fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mut scale: u32) {
     while scale > 0 && magnitude.is_multiple_of(10) {
         magnitude /= 10;
@@ -453,16 +476,25 @@ fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mu
     if negative {
         out.push(b'-');
     }
+    let scale = scale as usize;
     if scale == 0 {
         return write_u64(out, magnitude);
     }
-    let unit = 10u64.pow(scale);
-    write_u64(out, magnitude / unit);
-    out.push(b'.');
-    let fraction = magnitude % unit;
-    let digits = fraction.checked_ilog10().unwrap_or(0) + 1;
-    out.extend(std::iter::repeat_n(b'0', (scale - digits) as usize));
-    write_u64(out, fraction);
+    if magnitude >= 10u64.pow(scale as u32) {
+        // An integer part: "125" at scale 1 becomes "12.5" by moving the last `scale` digits
+        // one place right (a few bytes) and writing the point before them.
+        write_u64(out, magnitude);
+        let point = out.len() - scale;
+        out.push(b'.');
+        out.copy_within(point..point + scale, point + 1);
+        out[point] = b'.';
+    } else {
+        // "0." then zeros up to the digits: "5" at scale 3 is "0.005".
+        let digits = magnitude.ilog10() as usize + 1;
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', scale - digits));
+        write_u64(out, magnitude);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1179,6 +1211,8 @@ mod tests {
         assert_eq!(decimal(1005, 3), "1.005");
         assert_eq!(decimal(1050, 3), "1.05");
         assert_eq!(decimal(7, 1), "0.7");
+        assert_eq!(decimal(999, 3), "0.999");
+        assert_eq!(decimal(-1000001, 6), "-1.000001");
         assert_eq!(decimal(-1, 19), "-0.0000000000000000001");
         assert_eq!(decimal(10_000_000_000_000_000_000, 19), "1");
         assert_eq!(decimal(u64::MAX as i128, 19), "1.8446744073709551615");

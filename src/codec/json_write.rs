@@ -20,9 +20,10 @@ pub fn write_json(out: &mut Vec<u8>, v: Variant<'_>, tz: &SessionTimeZone) -> Re
     write_value(out, v, tz, 0)
 }
 
-/// Renders many rows: each row is written by a byte-level writer (keys checked for UTF-8 once
-/// per distinct metadata, values decoded straight from their header bytes); a row it cannot read
-/// is rendered again by [`write_json`], which gives the precise error.
+/// Renders many rows, always as UTF-8 text: each row is written by a byte-level writer (keys
+/// checked for UTF-8 once per distinct metadata, values decoded straight from their header
+/// bytes); a row it cannot read is rendered again by [`write_json`], which gives the precise
+/// error.
 #[derive(Debug, Default)]
 pub struct JsonRowWriter {
     /// The metadata whose keys were last checked for UTF-8.
