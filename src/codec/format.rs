@@ -466,8 +466,7 @@ pub fn write_decimal(out: &mut Vec<u8>, unscaled: i128, scale: u8) {
 }
 
 /// [`write_decimal`] for a nonzero magnitude that fits 64 bits and a scale of at most 19:
-/// trailing zeros stripped arithmetically, the digits written once by [`write_u64`] and the
-/// point put in among them.
+/// trailing zeros stripped arithmetically, both parts written by [`write_u64`].
 fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mut scale: u32) {
     while scale > 0 && magnitude.is_multiple_of(10) {
         magnitude /= 10;
@@ -476,25 +475,16 @@ fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mu
     if negative {
         out.push(b'-');
     }
-    let scale = scale as usize;
     if scale == 0 {
         return write_u64(out, magnitude);
     }
-    if magnitude >= 10u64.pow(scale as u32) {
-        // An integer part: "125" at scale 1 becomes "12.5" by moving the last `scale` digits
-        // one place right (a few bytes) and writing the point before them.
-        write_u64(out, magnitude);
-        let point = out.len() - scale;
-        out.push(b'.');
-        out.copy_within(point..point + scale, point + 1);
-        out[point] = b'.';
-    } else {
-        // "0." then zeros up to the digits: "5" at scale 3 is "0.005".
-        let digits = magnitude.ilog10() as usize + 1;
-        out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat_n(b'0', scale - digits));
-        write_u64(out, magnitude);
-    }
+    let unit = 10u64.pow(scale);
+    write_u64(out, magnitude / unit);
+    out.push(b'.');
+    let fraction = magnitude % unit;
+    let digits = fraction.checked_ilog10().unwrap_or(0) + 1;
+    out.extend(std::iter::repeat_n(b'0', (scale - digits) as usize));
+    write_u64(out, fraction);
 }
 
 // ---------------------------------------------------------------------------------------------
