@@ -14,7 +14,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::bytes::covering_word;
+use super::bytes::{covering_word, push_short};
 use chrono::{DateTime, NaiveDateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 
@@ -71,32 +71,39 @@ fn parse_sci(text: &[u8]) -> SciDigits {
         len: 0,
         exp: 0,
     };
-    // One pass over the mantissa: `seen` counts its digits, `point` is how many come before
-    // the '.', `first` the index of the first nonzero one (from which digits are kept).
-    let (mut seen, mut point, mut first) = (0i32, None, None);
+    // `seen` counts the mantissa's digits, `point` how many come before its '.' (when it has
+    // one). First the zeros (and point) before the first significant digit ("0.00123")...
+    let (mut seen, mut point) = (0i32, None);
     let mut i = 0;
     while let Some(&b) = text.get(i) {
         match b {
+            b'0' => seen += 1,
             b'.' => point = Some(seen),
-            b'e' | b'E' => break,
-            _ => {
-                if first.is_none() && b != b'0' {
-                    first = Some(seen);
-                }
-                if first.is_some() && out.len < out.digits.len() {
-                    out.digits[out.len] = b;
-                    out.len += 1;
-                }
-                seen += 1;
-            }
+            _ => break,
         }
         i += 1;
     }
-    let Some(first) = first else {
+    let first = seen;
+    // ...then the digits from it on, up to the exponent.
+    while let Some(&b) = text.get(i) {
+        if b.is_ascii_digit() {
+            if out.len < out.digits.len() {
+                out.digits[out.len] = b;
+                out.len += 1;
+            }
+            seen += 1;
+        } else if b == b'.' {
+            point = Some(seen);
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if out.len == 0 {
         out.digits[0] = b'0';
         out.len = 1;
         return out;
-    };
+    }
     let exp = text.get(i + 1..).map_or(0, parse_exponent);
     // The mantissa digit at index `first` has the place value 10^(point - 1 - first).
     out.exp = point.unwrap_or(seen) - 1 - first + exp;
@@ -204,6 +211,8 @@ fn round_trips<T: std::str::FromStr + PartialEq>(sci: &SciDigits, value: T) -> b
 
 /// Lays out digits the way `Double.toString` does (plain for 1e-3 <= |v| < 1e7).
 fn write_java_layout(out: &mut Vec<u8>, negative: bool, sci: &SciDigits) {
+    // At most a sign, "0.00", the digits, ".0" and "E-324": one reservation, then short copies.
+    out.reserve(sci.len + 12);
     if negative {
         out.push(b'-');
     }
@@ -212,23 +221,22 @@ fn write_java_layout(out: &mut Vec<u8>, negative: bool, sci: &SciDigits) {
     if (0..7).contains(&e) {
         let int_len = e as usize + 1;
         if digits.len() <= int_len {
-            out.extend_from_slice(digits);
-            out.extend(std::iter::repeat_n(b'0', int_len - digits.len()));
-            out.extend_from_slice(b".0");
+            push_short(out, digits);
+            push_short(out, &b"000000"[..int_len - digits.len()]);
+            push_short(out, b".0");
         } else {
-            out.extend_from_slice(&digits[..int_len]);
+            push_short(out, &digits[..int_len]);
             out.push(b'.');
-            out.extend_from_slice(&digits[int_len..]);
+            push_short(out, &digits[int_len..]);
         }
     } else if (-3..0).contains(&e) {
-        out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat_n(b'0', (-e - 1) as usize));
-        out.extend_from_slice(digits);
+        push_short(out, &b"0.00"[..(1 - e) as usize]);
+        push_short(out, digits);
     } else {
-        out.push(digits[0]);
+        push_short(out, &digits[..1]);
         out.push(b'.');
         if digits.len() > 1 {
-            out.extend_from_slice(&digits[1..]);
+            push_short(out, &digits[1..]);
         } else {
             out.push(b'0');
         }
@@ -332,9 +340,29 @@ pub(crate) fn write_u64(out: &mut Vec<u8>, v: u64) {
     }
 }
 
+/// Powers of ten that fit 64 bits: `POW10[n]` is 10^n.
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// The number of decimal digits of `v` (1 for 0), from its bit length: log10(2) ~ 1233/4096
+/// gives the count or one less, and one comparison decides (cheaper than `ilog10`).
+#[inline]
+fn decimal_len(v: u64) -> usize {
+    let bits = 64 - (v | 1).leading_zeros();
+    let guess = (bits * 1233) >> 12;
+    guess as usize + usize::from((v | 1) >= POW10[guess as usize])
+}
+
 /// [`write_u64`] for `v` >= 10.
 fn write_u64_digits(out: &mut Vec<u8>, v: u64) {
-    let len = v.ilog10() as usize + 1;
+    let len = decimal_len(v);
     out.reserve(len);
     // SAFETY: `reserve` leaves `len` writable bytes at `start`. Every store is a digit pair at
     // `end - 2` or `end - 8 .. end` with `end` moving down from `start + len`; the number of
@@ -855,12 +883,15 @@ pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
 pub(crate) fn is_plain_ascii(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+    // A byte's high bit marks it as non-ASCII, below 0x20, '"' or '\\' (the classic SWAR
+    // tests, whose borrows can only mark bytes above one already marked); one branch per word.
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x;
     let plain = |x: u64| {
-        x & HIGH == 0
-            && x.wrapping_sub(ONES * 0x20) & !x & HIGH == 0
-            && !has_zero(x ^ (ONES * u64::from(b'"')))
-            && !has_zero(x ^ (ONES * u64::from(b'\\')))
+        (x | below(x, 0x20)
+            | below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1))
+            & HIGH
+            == 0
     };
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
@@ -1181,6 +1212,18 @@ mod tests {
         assert_eq!(float(f32::from_bits(0x6a33d899)), "5.4355144E25");
         assert_eq!(float(f32::MIN_POSITIVE), "1.1754944E-38");
         assert_eq!(float(f32::from_bits(0x4d6f0c9c)), "2.5066131E8");
+    }
+
+    #[test]
+    fn decimal_len_counts_digits() {
+        // Both sides of every power of ten, and the ends of the range.
+        assert_eq!(decimal_len(0), 1);
+        assert_eq!(decimal_len(u64::MAX), 20);
+        for n in 1..20 {
+            let p = 10u64.pow(n);
+            assert_eq!(decimal_len(p - 1), n as usize, "{}", p - 1);
+            assert_eq!(decimal_len(p), n as usize + 1, "{p}");
+        }
     }
 
     #[test]
