@@ -1,6 +1,7 @@
 //! Numeric and text conversions of variant scalars with Spark's rules: truncation toward zero
 //! to integers, HALF_UP rounding to decimals, Spark's string parsing.
 use crate::codec::Value;
+use crate::codec::format::POW10;
 
 /// `10^n` for n in 0..=38.
 pub(crate) fn pow10(n: u32) -> i128 {
@@ -33,16 +34,6 @@ pub(crate) fn rescale(unscaled: i128, from: u32, precision: u8, scale: u8) -> Op
     };
     (digits(v) <= precision as u32).then_some(v)
 }
-
-const POW10: [i128; 39] = {
-    let mut t = [1i128; 39];
-    let mut i = 1;
-    while i < 39 {
-        t[i] = t[i - 1] * 10;
-        i += 1;
-    }
-    t
-};
 
 /// A decimal value as (unscaled, scale) when the variant holds an exact number.
 pub(crate) fn exact_decimal(v: &Value<'_>) -> Option<(i128, u32)> {

@@ -340,11 +340,11 @@ pub(crate) fn write_u64(out: &mut Vec<u8>, v: u64) {
     }
 }
 
-/// Powers of ten that fit 64 bits: `POW10[n]` is 10^n.
-const POW10: [u64; 20] = {
-    let mut t = [1u64; 20];
+/// The powers of ten a 38-digit decimal needs: `POW10[n]` is 10^n.
+pub(crate) const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
     let mut i = 1;
-    while i < 20 {
+    while i < 39 {
         t[i] = t[i - 1] * 10;
         i += 1;
     }
@@ -357,7 +357,8 @@ const POW10: [u64; 20] = {
 fn decimal_len(v: u64) -> usize {
     let bits = 64 - (v | 1).leading_zeros();
     let guess = (bits * 1233) >> 12;
-    guess as usize + usize::from((v | 1) >= POW10[guess as usize])
+    // `guess` is at most 19, and 10^19 fits 64 bits.
+    guess as usize + usize::from((v | 1) >= POW10[guess as usize] as u64)
 }
 
 /// [`write_u64`] for `v` >= 10.
