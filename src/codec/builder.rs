@@ -849,18 +849,11 @@ impl VariantBuilder {
         write_uint(m, 0, width);
         let dict = &self.dict;
         let mut end = 0u32;
-        if width == 1 {
-            // The usual small dictionary: one byte per offset, in one bulk extend.
-            m.extend(keys.iter().map(|&g| {
-                end += dict.global_key_len(g as usize);
-                end as u8
-            }));
-        } else {
-            for &g in keys {
-                end += dict.global_key_len(g as usize);
-                write_uint(m, end, width);
-            }
-        }
+        let ends = keys.iter().map(|&g| {
+            end += dict.global_key_len(g as usize);
+            end
+        });
+        write_uints(m, ends, width);
         for &g in keys {
             push_short(m, dict.global_key(g as usize));
         }

@@ -511,8 +511,8 @@ fn write_small_decimal(out: &mut Vec<u8>, negative: bool, mut magnitude: u64, mu
     write_u64(out, magnitude / unit);
     out.push(b'.');
     let fraction = magnitude % unit;
-    let digits = fraction.checked_ilog10().unwrap_or(0) + 1;
-    out.extend(std::iter::repeat_n(b'0', (scale - digits) as usize));
+    let digits = decimal_len(fraction);
+    out.extend(std::iter::repeat_n(b'0', scale as usize - digits));
     write_u64(out, fraction);
 }
 
