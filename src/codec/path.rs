@@ -283,6 +283,16 @@ fn raw_field<'a>(
 /// instructions but slower, probably because loads of just-copied bytes miss store forwarding).
 /// What did pay: reading one-byte layouts without width dispatch ([`NarrowKeys`],
 /// [`NarrowFields`]) in a small inlined loop, 484 -> 365 instructions per row.
+///
+/// Measured again on a Zen 5 machine (2026-11-24), whose predictor handles this search well, so
+/// instructions count more than simulated mispredictions there: a branch-free compare of every
+/// field's key (as the word ending where the key ends, hits as a bit mask) halved callgrind's
+/// mispredictions but was 20-34% slower on hits; a dictionary-first search (the key's id by a
+/// binary search over the sorted one-byte dictionary, then its field by comparing up to 16 ids
+/// as one word; a key absent from the dictionary is a certain miss) made the missing path 28%
+/// faster and double (half misses) 10% faster, but hits 18-21% slower; the same with a
+/// branch-free dictionary search was slower everywhere; a branch-free check that the ids
+/// ascend (on a miss) changed nothing. Hits favour this search, misses the dictionary's.
 #[inline(always)]
 fn search_fields<'a, 'k>(
     keys: &impl KeyDictionary<'k>,
