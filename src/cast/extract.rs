@@ -149,6 +149,7 @@ fn extract_primitive<T: ArrowPrimitiveType>(
 ) -> Result<ArrayRef> {
     let mut values: Vec<T::Native> = Vec::with_capacity(len);
     let mut validity = Validity::new(len);
+    let lookup = path.raw_lookup();
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
@@ -156,7 +157,7 @@ fn extract_primitive<T: ArrowPrimitiveType>(
                 values.push(T::Native::default());
                 return Ok(());
             };
-            let found = path.lookup_raw(metadata, value);
+            let found = lookup.find(metadata, value);
             if let Ok(None) = found {
                 values.push(T::Native::default());
                 return Ok(());
@@ -239,11 +240,12 @@ fn extract_string(
     offsets.push(0);
     let mut validity = Validity::new(len);
     let mut scratch = Vec::new();
+    let lookup = path.raw_lookup();
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
             if let Some((metadata, value)) = row {
-                let found = path.lookup_raw(metadata, value);
+                let found = lookup.find(metadata, value);
                 let fast = match found {
                     Ok(Some(leaf)) => fast_string(leaf),
                     Ok(None) => Fast::Null,

@@ -153,26 +153,29 @@ impl VariantPath {
     /// The value bytes at the path, starting at the target's header (they may extend past its
     /// end), or None where [`VariantPath::navigate`] gives None. A lean version of `navigate` for
     /// hot loops: it works on raw bytes and small values, and gives [`Unreadable`] instead of a
-    /// detailed error for corrupt bytes.
+    /// detailed error for corrupt bytes. Loops over many rows should resolve the path's shape
+    /// once with [`VariantPath::raw_lookup`].
     #[inline(always)]
     pub fn lookup_raw<'a>(
         &self,
         metadata: &'a [u8],
         value: &'a [u8],
     ) -> Result<Option<&'a [u8]>, Unreadable> {
-        if let Some(keys) = NarrowKeys::new(metadata) {
-            // One key, the commonest path, without the loop over segments.
-            let found = match (self.segments.as_slice(), self.probe_words.as_slice()) {
-                ([PathSegment::Key(k)], &[Some(word)]) => {
-                    narrow_field(&keys, value, &ShortKeyProbe::new(k.as_bytes(), word))
-                }
-                _ => self.lookup_narrow(&keys, value),
-            };
-            if let Some(found) = found {
-                return found;
-            }
+        self.raw_lookup().find(metadata, value)
+    }
+
+    /// [`VariantPath::lookup_raw`] with the shape of the path (one short key, the commonest, or
+    /// any other) resolved here rather than for every row.
+    #[inline]
+    pub(crate) fn raw_lookup(&self) -> RawLookup<'_> {
+        let one_short_key = match (self.segments.as_slice(), self.probe_words.as_slice()) {
+            ([PathSegment::Key(k)], &[Some(word)]) => Some(ShortKeyProbe::new(k.as_bytes(), word)),
+            _ => None,
+        };
+        RawLookup {
+            path: self,
+            one_short_key,
         }
-        self.lookup_any_width(metadata, value)
     }
 
     /// [`VariantPath::lookup_raw`] for the usual small rows: keys only, through objects whose
@@ -233,6 +236,36 @@ impl VariantPath {
             }
         }
         Ok(Some(value))
+    }
+}
+
+/// A path ready for [`VariantPath::lookup_raw`] over many rows (see
+/// [`VariantPath::raw_lookup`]).
+pub(crate) struct RawLookup<'p> {
+    path: &'p VariantPath,
+    /// The path's key when the path is one key of at most 8 bytes (the commonest path), looked
+    /// up without the loop over segments.
+    one_short_key: Option<ShortKeyProbe<'p>>,
+}
+
+impl RawLookup<'_> {
+    /// What [`VariantPath::lookup_raw`] gives for the row `(metadata, value)`.
+    #[inline(always)]
+    pub(crate) fn find<'a>(
+        &self,
+        metadata: &'a [u8],
+        value: &'a [u8],
+    ) -> Result<Option<&'a [u8]>, Unreadable> {
+        if let Some(keys) = NarrowKeys::new(metadata) {
+            let found = match &self.one_short_key {
+                Some(probe) => narrow_field(&keys, value, probe),
+                None => self.path.lookup_narrow(&keys, value),
+            };
+            if let Some(found) = found {
+                return found;
+            }
+        }
+        self.path.lookup_any_width(metadata, value)
     }
 }
 

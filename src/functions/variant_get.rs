@@ -203,12 +203,14 @@ pub(crate) fn invoke_get(
             }
             // The lean byte-level lookup; a row it cannot read is re-read by `navigate`, which
             // gives the precise error.
+            let lookup = path.map(VariantPath::raw_lookup);
             for i in 0..rows {
-                let (Some(path), Some((m, v))) = (path, variants.bytes(i)) else {
+                let (Some(path), Some(lookup), Some((m, v))) = (path, &lookup, variants.bytes(i))
+                else {
                     out.append_null();
                     continue;
                 };
-                match path.lookup_raw(m, v) {
+                match lookup.find(m, v) {
                     Ok(None) => out.append_null(),
                     Ok(Some(leaf)) => {
                         if !out.append_bytes(m, leaf, &opts)? {
