@@ -271,6 +271,27 @@ impl<'a> VariantRows<'a> {
         }
     }
 
+    /// A [`KeyPrefilter`] for `key` over these rows; None for an empty key, or when the metadata
+    /// bytes are not in one buffer (views).
+    pub(crate) fn key_prefilter(&self, key: &[u8]) -> Option<KeyPrefilter<'a>> {
+        if key.is_empty() {
+            return None;
+        }
+        let (bytes, offsets) = match self.metadata {
+            BinaryColumn::Binary(a) => (a.values().as_slice(), Offsets::Small(a.value_offsets())),
+            BinaryColumn::Large(a) => (a.values().as_slice(), Offsets::Large(a.value_offsets())),
+            BinaryColumn::View(_) => return None,
+        };
+        Some(KeyPrefilter {
+            finder: memchr::memmem::Finder::new(key).into_owned(),
+            bytes,
+            offsets,
+            next: 0,
+            candidates: 0,
+            enabled: true,
+        })
+    }
+
     /// Row `i` as a variant view, None for SQL NULL; corrupt metadata headers are errors.
     #[inline]
     pub fn get(&self, i: usize) -> Result<Option<Variant<'a>>> {
@@ -280,6 +301,91 @@ impl<'a> VariantRows<'a> {
                 .map(Some)
                 .map_err(|e| DataFusionError::Execution(e.to_string())),
         }
+    }
+}
+
+/// Finds the rows whose metadata bytes contain an object key, with one substring search over
+/// the metadata buffer of the whole column. Every key of a row is in its metadata's dictionary,
+/// so a row whose metadata lacks the key's bytes has no field of that name anywhere: a path
+/// through that key finds nothing there, and the row needs no lookup. This pays when the key is
+/// absent or sparse; when the search keeps finding it (in more than about one row in eight),
+/// it stops and every row is looked up.
+pub(crate) struct KeyPrefilter<'a> {
+    finder: memchr::memmem::Finder<'static>,
+    /// The metadata child's value buffer, and its offsets.
+    bytes: &'a [u8],
+    offsets: Offsets<'a>,
+    /// The first row, at or after the last one asked about, that may contain the key.
+    next: usize,
+    /// Rows found to contain the key so far.
+    candidates: usize,
+    enabled: bool,
+}
+
+/// The offsets of a binary or large binary column.
+enum Offsets<'a> {
+    Small(&'a [i32]),
+    Large(&'a [i64]),
+}
+
+impl Offsets<'_> {
+    /// Where row `i` starts (`i` up to the row count).
+    fn start(&self, i: usize) -> usize {
+        match self {
+            Offsets::Small(o) => o[i] as usize,
+            Offsets::Large(o) => o[i] as usize,
+        }
+    }
+
+    /// The number of rows.
+    fn rows(&self) -> usize {
+        match self {
+            Offsets::Small(o) => o.len() - 1,
+            Offsets::Large(o) => o.len() - 1,
+        }
+    }
+
+    /// The row holding byte `at` of the buffer, looking from row `from` on.
+    fn row_of(&self, at: usize, from: usize) -> usize {
+        let after = |o: usize| o <= at;
+        let ends = match self {
+            Offsets::Small(o) => o[from + 1..].partition_point(|&x| after(x as usize)),
+            Offsets::Large(o) => o[from + 1..].partition_point(|&x| after(x as usize)),
+        };
+        from + ends
+    }
+}
+
+impl KeyPrefilter<'_> {
+    /// True when row `i` certainly lacks the key (rows are asked about in ascending order).
+    #[inline(always)]
+    pub(crate) fn lacks(&mut self, i: usize) -> bool {
+        if i < self.next {
+            return true;
+        }
+        if self.enabled {
+            self.advance(i);
+        }
+        false
+    }
+
+    /// Row `i` may contain the key: finds the next row after it that may.
+    #[inline(never)]
+    fn advance(&mut self, i: usize) {
+        self.candidates += 1;
+        let rows = self.offsets.rows();
+        if self.candidates > 8 + i / 8 || i + 1 >= rows {
+            // Too dense to pay (or the last row).
+            self.enabled = false;
+            self.next = 0;
+            return;
+        }
+        let from = self.offsets.start(i + 1);
+        let end = self.offsets.start(rows);
+        self.next = match self.bytes.get(from..end).and_then(|b| self.finder.find(b)) {
+            Some(at) => self.offsets.row_of(from + at, i + 1),
+            None => usize::MAX,
+        };
     }
 }
 

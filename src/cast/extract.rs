@@ -15,7 +15,7 @@ use datafusion::common::{Result, exec_err};
 use super::target_type::sql_type_name;
 use super::to_arrow::{CastOptions, cast_error, codec, to_f64, to_int, to_text};
 use crate::codec::{Unreadable, Value, Variant, VariantPath, basic_type, primitive, raw_int};
-use crate::variant_array::VariantRows;
+use crate::variant_array::{KeyPrefilter, VariantRows};
 
 /// Extracts `path` from every row cast to `target`, as `variant_get` does with a constant path;
 /// None when `target` is not one of the types handled here (the caller then uses
@@ -86,6 +86,21 @@ fn fast_double(leaf: &[u8]) -> Fast<f64> {
     }
 }
 
+/// True when row `i` certainly has nothing at the path: its metadata lacks the path's first key
+/// (see [`KeyPrefilter`]). Rows whose metadata is not version 1 or whose value is empty are
+/// looked up, so that corrupt rows are still reported.
+#[inline(always)]
+fn lacks_key(
+    prefilter: &mut Option<KeyPrefilter<'_>>,
+    i: usize,
+    metadata: &[u8],
+    value: &[u8],
+) -> bool {
+    prefilter.as_mut().is_some_and(|p| p.lacks(i))
+        && metadata.first().is_some_and(|&h| h & 0x0F == 1)
+        && !value.is_empty()
+}
+
 /// What the raw lookup found in one row.
 type Found<'a> = std::result::Result<Option<&'a [u8]>, Unreadable>;
 
@@ -150,6 +165,9 @@ fn extract_primitive<T: ArrowPrimitiveType>(
     let mut values: Vec<T::Native> = Vec::with_capacity(len);
     let mut validity = Validity::new(len);
     let lookup = path.raw_lookup();
+    let mut prefilter = path
+        .first_key()
+        .and_then(|k| rows.key_prefilter(k.as_bytes()));
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
@@ -157,6 +175,10 @@ fn extract_primitive<T: ArrowPrimitiveType>(
                 values.push(T::Native::default());
                 return Ok(());
             };
+            if lacks_key(&mut prefilter, i, metadata, value) {
+                values.push(T::Native::default());
+                return Ok(());
+            }
             let found = lookup.find(metadata, value);
             if let Ok(None) = found {
                 values.push(T::Native::default());
@@ -241,10 +263,15 @@ fn extract_string(
     let mut validity = Validity::new(len);
     let mut scratch = Vec::new();
     let lookup = path.raw_lookup();
+    let mut prefilter = path
+        .first_key()
+        .and_then(|k| rows.key_prefilter(k.as_bytes()));
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
-            if let Some((metadata, value)) = row {
+            if let Some((metadata, value)) = row
+                && !lacks_key(&mut prefilter, i, metadata, value)
+            {
                 let found = lookup.find(metadata, value);
                 let fast = match found {
                     Ok(Some(leaf)) => match fast_string(leaf) {
@@ -471,6 +498,107 @@ mod tests {
             let rows = [(EMPTY_META.to_vec(), value)];
             let err = strings(&rows, "$", false).unwrap_err().to_string();
             assert!(err.contains("try_variant_get"), "{err}");
+        }
+    }
+
+    fn ints(array: &ArrayRef, path: &str) -> Result<Vec<Option<i64>>> {
+        let opts = CastOptions {
+            function: "variant_get",
+            suggestion: "try_variant_get",
+            strict: true,
+            tz: SessionTimeZone::utc(),
+        };
+        let path = VariantPath::parse(path).unwrap();
+        let rows = VariantRows::borrowed(array).unwrap();
+        let out = extract_column(&rows, array.len(), &path, &DataType::Int64, &opts)?.unwrap();
+        let out = out.as_primitive::<Int64Type>();
+        Ok((0..out.len())
+            .map(|i| out.is_valid(i).then(|| out.value(i)))
+            .collect())
+    }
+
+    /// The same column with large binary children.
+    fn large(array: &ArrayRef) -> ArrayRef {
+        use datafusion::arrow::array::StructArray;
+        use datafusion::arrow::compute::cast;
+        use datafusion::arrow::datatypes::{Field, Fields};
+        let s = array.as_struct();
+        let children: Vec<ArrayRef> = s
+            .columns()
+            .iter()
+            .map(|c| cast(c, &DataType::LargeBinary).unwrap())
+            .collect();
+        let fields = Fields::from(vec![
+            Field::new("metadata", DataType::LargeBinary, false),
+            Field::new("value", DataType::LargeBinary, false),
+        ]);
+        Arc::new(StructArray::new(fields, children, s.nulls().cloned()))
+    }
+
+    /// Rows whose metadata lacks the key skip the lookup (KeyPrefilter): a key in a few rows
+    /// (one of them the last), in every row, in none, next to keys that contain it, in sliced
+    /// and large binary columns, with SQL NULL rows, all give what each row alone gives.
+    #[test]
+    fn sparse_absent_and_dense_keys() {
+        let sparse: Vec<usize> = vec![0, 3, 50, 51, 120, 199];
+        let mut rows = Vec::new();
+        let mut expected = Vec::new();
+        for i in 0..200usize {
+            let json = if sparse.contains(&i) {
+                format!(r#"{{"a": {{"k": {i}}}, "k": {i}, "kk": 1}}"#)
+            } else if i % 3 == 0 {
+                // Keys that contain "k" but are not "k", and "k" as a value.
+                r#"{"kk": 1, "xk": "k", "a": {"k2": 2}}"#.to_string()
+            } else {
+                r#"{"b": 1}"#.to_string()
+            };
+            rows.push(encode(&json));
+            expected.push(sparse.contains(&i).then_some(i as i64));
+        }
+        let mut out = VariantArrayBuilder::with_capacity(rows.len() + 1);
+        for (m, v) in &rows[..100] {
+            out.append(m, v);
+        }
+        out.append_null();
+        for (m, v) in &rows[100..] {
+            out.append(m, v);
+        }
+        let array = out.finish().unwrap();
+        let mut with_null = expected.clone();
+        with_null.insert(100, None);
+        for array in [array.clone(), large(&array)] {
+            assert_eq!(ints(&array, "$.k").unwrap(), with_null);
+            assert_eq!(ints(&array, "$.a.k").unwrap(), with_null);
+            assert_eq!(ints(&array, "$.nope").unwrap(), vec![None; 201]);
+            // "b" is in the rows neither sparse nor a multiple of 3 (67 multiples; 2 of the
+            // sparse rows are not one).
+            let with_b = ints(&array, "$.b").unwrap().iter().flatten().count();
+            assert_eq!(with_b, 200 - 67 - 2);
+            // Sliced: offsets that do not start at 0.
+            let sliced = array.slice(40, 100);
+            assert_eq!(ints(&sliced, "$.k").unwrap(), with_null[40..140]);
+        }
+        // A key in every row.
+        let dense: Vec<_> = (0..100)
+            .map(|i| encode(&format!(r#"{{"k": {i}}}"#)))
+            .collect();
+        let got = ints(&column(&dense), "$.k").unwrap();
+        assert_eq!(got, (0..100).map(Some).collect::<Vec<_>>());
+    }
+
+    /// A corrupt row is reported even when its metadata lacks the key.
+    #[test]
+    fn corrupt_rows_without_the_key_are_errors() {
+        let good = encode(r#"{"b": 1}"#);
+        for bad in [
+            // Metadata version 2.
+            (vec![0x02, 0x00, 0x00], good.1.clone()),
+            // An empty value.
+            (good.0.clone(), vec![]),
+        ] {
+            let rows = [good.clone(), bad, good.clone()];
+            let err = ints(&column(&rows), "$.k").unwrap_err().to_string();
+            assert!(err.contains("variant_get"), "{err}");
         }
     }
 }

@@ -119,6 +119,14 @@ impl VariantPath {
         &self.segments
     }
 
+    /// The first key segment, if any: every row the path finds something in has it as a key.
+    pub fn first_key(&self) -> Option<&str> {
+        self.segments.iter().find_map(|s| match s {
+            PathSegment::Key(k) => Some(k.as_str()),
+            PathSegment::Index(_) => None,
+        })
+    }
+
     /// True for `$` alone.
     pub fn is_root(&self) -> bool {
         self.segments.is_empty()
