@@ -271,8 +271,9 @@ impl<'a> VariantRows<'a> {
         }
     }
 
-    /// A [`KeyPrefilter`] for `key` over these rows; None for an empty key, or when the metadata
-    /// bytes are not in one buffer (views).
+    /// A [`KeyPrefilter`] for `key` over these rows; None for an empty key, when the metadata
+    /// bytes are not in one buffer (views), or when the key is in more than 8 of the first 64
+    /// rows (then the search would cost more than it saves).
     pub(crate) fn key_prefilter(&self, key: &[u8]) -> Option<KeyPrefilter<'a>> {
         if key.is_empty() {
             return None;
@@ -282,8 +283,13 @@ impl<'a> VariantRows<'a> {
             BinaryColumn::Large(a) => (a.values().as_slice(), Offsets::Large(a.value_offsets())),
             BinaryColumn::View(_) => return None,
         };
+        let finder = memchr::memmem::Finder::new(key).into_owned();
+        let sample = offsets.start(0)..offsets.start(offsets.rows().min(64));
+        if finder.find_iter(bytes.get(sample)?).nth(8).is_some() {
+            return None;
+        }
         Some(KeyPrefilter {
-            finder: memchr::memmem::Finder::new(key).into_owned(),
+            finder,
             bytes,
             offsets,
             next: 0,
@@ -356,10 +362,26 @@ impl Offsets<'_> {
     }
 }
 
-impl KeyPrefilter<'_> {
-    /// True when row `i` certainly lacks the key (rows are asked about in ascending order).
+/// Rows a whole-column loop may skip: [`KeyPrefilter`], or [`NoFilter`].
+pub(crate) trait RowFilter {
+    /// True when row `i` certainly lacks what the loop looks for (rows are asked about in
+    /// ascending order).
+    fn lacks(&mut self, i: usize) -> bool;
+}
+
+/// Skips no row.
+pub(crate) struct NoFilter;
+
+impl RowFilter for NoFilter {
     #[inline(always)]
-    pub(crate) fn lacks(&mut self, i: usize) -> bool {
+    fn lacks(&mut self, _: usize) -> bool {
+        false
+    }
+}
+
+impl RowFilter for KeyPrefilter<'_> {
+    #[inline(always)]
+    fn lacks(&mut self, i: usize) -> bool {
         if i < self.next {
             return true;
         }
@@ -368,7 +390,9 @@ impl KeyPrefilter<'_> {
         }
         false
     }
+}
 
+impl KeyPrefilter<'_> {
     /// Row `i` may contain the key: finds the next row after it that may.
     #[inline(never)]
     fn advance(&mut self, i: usize) {

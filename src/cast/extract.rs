@@ -15,7 +15,7 @@ use datafusion::common::{Result, exec_err};
 use super::target_type::sql_type_name;
 use super::to_arrow::{CastOptions, cast_error, codec, to_f64, to_int, to_text};
 use crate::codec::{Unreadable, Value, Variant, VariantPath, basic_type, primitive, raw_int};
-use crate::variant_array::{KeyPrefilter, VariantRows};
+use crate::variant_array::{NoFilter, RowFilter, VariantRows};
 
 /// Extracts `path` from every row cast to `target`, as `variant_get` does with a constant path;
 /// None when `target` is not one of the types handled here (the caller then uses
@@ -27,27 +27,62 @@ pub(crate) fn extract_column(
     target: &DataType,
     opts: &CastOptions,
 ) -> Result<Option<ArrayRef>> {
+    // One loop with the prefilter, one without (for paths without a key, binary views, and
+    // keys the sample finds in most rows), so that the usual case pays nothing for it.
+    match path
+        .first_key()
+        .and_then(|k| rows.key_prefilter(k.as_bytes()))
+    {
+        Some(filter) => extract_filtered(rows, len, path, target, opts, filter),
+        None => extract_filtered(rows, len, path, target, opts, NoFilter),
+    }
+}
+
+/// [`extract_column`] skipping the rows `filter` rules out.
+fn extract_filtered(
+    rows: &VariantRows<'_>,
+    len: usize,
+    path: &VariantPath,
+    target: &DataType,
+    opts: &CastOptions,
+    filter: impl RowFilter,
+) -> Result<Option<ArrayRef>> {
     Ok(Some(match target {
-        DataType::Int64 => {
-            extract_primitive::<Int64Type>(rows, len, path, target, opts, fast_int, to_int)?
-        }
+        DataType::Int64 => extract_primitive::<Int64Type>(
+            rows,
+            len,
+            path,
+            target,
+            opts,
+            filter,
+            (fast_int, to_int),
+        )?,
         DataType::Int32 => extract_primitive::<Int32Type>(
             rows,
             len,
             path,
             target,
             opts,
-            |leaf| match fast_int(leaf) {
-                Fast::Value(v) => i32::try_from(v).map_or(Fast::Slow, Fast::Value),
-                Fast::Null => Fast::Null,
-                Fast::Slow => Fast::Slow,
-            },
-            |v| to_int(v).and_then(|i| i32::try_from(i).ok()),
+            filter,
+            (
+                |leaf| match fast_int(leaf) {
+                    Fast::Value(v) => i32::try_from(v).map_or(Fast::Slow, Fast::Value),
+                    Fast::Null => Fast::Null,
+                    Fast::Slow => Fast::Slow,
+                },
+                |v| to_int(v).and_then(|i| i32::try_from(i).ok()),
+            ),
         )?,
-        DataType::Float64 => {
-            extract_primitive::<Float64Type>(rows, len, path, target, opts, fast_double, to_f64)?
-        }
-        DataType::Utf8 => extract_string(rows, len, path, target, opts)?,
+        DataType::Float64 => extract_primitive::<Float64Type>(
+            rows,
+            len,
+            path,
+            target,
+            opts,
+            filter,
+            (fast_double, to_f64),
+        )?,
+        DataType::Utf8 => extract_string(rows, len, path, target, opts, filter)?,
         _ => return Ok(None),
     }))
 }
@@ -86,19 +121,12 @@ fn fast_double(leaf: &[u8]) -> Fast<f64> {
     }
 }
 
-/// True when row `i` certainly has nothing at the path: its metadata lacks the path's first key
-/// (see [`KeyPrefilter`]). Rows whose metadata is not version 1 or whose value is empty are
+/// True when row `i` certainly has nothing at the path: `filter` finds its metadata lacks the
+/// path's first key (see [`KeyPrefilter`](crate::variant_array::KeyPrefilter)). Rows whose metadata is not version 1 or whose value is empty are
 /// looked up, so that corrupt rows are still reported.
 #[inline(always)]
-fn lacks_key(
-    prefilter: &mut Option<KeyPrefilter<'_>>,
-    i: usize,
-    metadata: &[u8],
-    value: &[u8],
-) -> bool {
-    prefilter.as_mut().is_some_and(|p| p.lacks(i))
-        && metadata.first().is_some_and(|&h| h & 0x0F == 1)
-        && !value.is_empty()
+fn lacks_key(filter: &mut impl RowFilter, i: usize, metadata: &[u8], value: &[u8]) -> bool {
+    filter.lacks(i) && metadata.first().is_some_and(|&h| h & 0x0F == 1) && !value.is_empty()
 }
 
 /// What the raw lookup found in one row.
@@ -159,15 +187,15 @@ fn extract_primitive<T: ArrowPrimitiveType>(
     path: &VariantPath,
     target: &DataType,
     opts: &CastOptions,
-    fast: impl Fn(&[u8]) -> Fast<T::Native>,
-    cast: impl Fn(&Value<'_>) -> Option<T::Native>,
+    mut filter: impl RowFilter,
+    (fast, cast): (
+        impl Fn(&[u8]) -> Fast<T::Native>,
+        impl Fn(&Value<'_>) -> Option<T::Native>,
+    ),
 ) -> Result<ArrayRef> {
     let mut values: Vec<T::Native> = Vec::with_capacity(len);
     let mut validity = Validity::new(len);
     let lookup = path.raw_lookup();
-    let mut prefilter = path
-        .first_key()
-        .and_then(|k| rows.key_prefilter(k.as_bytes()));
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
@@ -175,7 +203,7 @@ fn extract_primitive<T: ArrowPrimitiveType>(
                 values.push(T::Native::default());
                 return Ok(());
             };
-            if lacks_key(&mut prefilter, i, metadata, value) {
+            if lacks_key(&mut filter, i, metadata, value) {
                 values.push(T::Native::default());
                 return Ok(());
             }
@@ -256,6 +284,7 @@ fn extract_string(
     path: &VariantPath,
     target: &DataType,
     opts: &CastOptions,
+    mut filter: impl RowFilter,
 ) -> Result<ArrayRef> {
     let mut text: Vec<u8> = Vec::with_capacity(len * 8);
     let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
@@ -263,14 +292,11 @@ fn extract_string(
     let mut validity = Validity::new(len);
     let mut scratch = Vec::new();
     let lookup = path.raw_lookup();
-    let mut prefilter = path
-        .first_key()
-        .and_then(|k| rows.key_prefilter(k.as_bytes()));
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
             if let Some((metadata, value)) = row
-                && !lacks_key(&mut prefilter, i, metadata, value)
+                && !lacks_key(&mut filter, i, metadata, value)
             {
                 let found = lookup.find(metadata, value);
                 let fast = match found {
@@ -536,19 +562,20 @@ mod tests {
     }
 
     /// Rows whose metadata lacks the key skip the lookup (KeyPrefilter): a key in a few rows
-    /// (one of them the last), in every row, in none, next to keys that contain it, in sliced
-    /// and large binary columns, with SQL NULL rows, all give what each row alone gives.
+    /// (one of them the last), next to keys that contain it, in none, in sliced and large binary
+    /// columns, with SQL NULL rows; a key that turns dense after the sample, and one dense from
+    /// the start (no prefilter): all give what each row alone gives.
     #[test]
     fn sparse_absent_and_dense_keys() {
-        let sparse: Vec<usize> = vec![0, 3, 50, 51, 120, 199];
+        let sparse = [0usize, 3, 50, 51, 120, 199];
         let mut rows = Vec::new();
         let mut expected = Vec::new();
         for i in 0..200usize {
             let json = if sparse.contains(&i) {
-                format!(r#"{{"a": {{"k": {i}}}, "k": {i}, "kk": 1}}"#)
-            } else if i % 3 == 0 {
-                // Keys that contain "k" but are not "k", and "k" as a value.
-                r#"{"kk": 1, "xk": "k", "a": {"k2": 2}}"#.to_string()
+                format!(r#"{{"a": {{"k": {i}}}, "k": {i}}}"#)
+            } else if i % 16 == 5 {
+                // A key that contains "k" but is not "k", and "k" as a value.
+                r#"{"xk": "k", "b": 2}"#.to_string()
             } else {
                 r#"{"b": 1}"#.to_string()
             };
@@ -566,23 +593,46 @@ mod tests {
         let array = out.finish().unwrap();
         let mut with_null = expected.clone();
         with_null.insert(100, None);
+        // The sample (first 64 rows) finds "k" 8 times: few enough to use the prefilter.
+        assert!(
+            VariantRows::borrowed(&array)
+                .unwrap()
+                .key_prefilter(b"k")
+                .is_some()
+        );
         for array in [array.clone(), large(&array)] {
             assert_eq!(ints(&array, "$.k").unwrap(), with_null);
             assert_eq!(ints(&array, "$.a.k").unwrap(), with_null);
             assert_eq!(ints(&array, "$.nope").unwrap(), vec![None; 201]);
-            // "b" is in the rows neither sparse nor a multiple of 3 (67 multiples; 2 of the
-            // sparse rows are not one).
+            // "b" is in every row but the sparse ones.
             let with_b = ints(&array, "$.b").unwrap().iter().flatten().count();
-            assert_eq!(with_b, 200 - 67 - 2);
+            assert_eq!(with_b, 200 - sparse.len());
             // Sliced: offsets that do not start at 0.
             let sliced = array.slice(40, 100);
             assert_eq!(ints(&sliced, "$.k").unwrap(), with_null[40..140]);
         }
-        // A key in every row.
+        // Absent from the sample, then in every row: the prefilter gives up on the way.
+        let late: Vec<_> = (0..200)
+            .map(|i| match i {
+                0..64 => encode(r#"{"b": 1}"#),
+                _ => encode(&format!(r#"{{"k": {i}}}"#)),
+            })
+            .collect();
+        let got = ints(&column(&late), "$.k").unwrap();
+        let want: Vec<_> = (0..200).map(|i| (i >= 64).then_some(i)).collect();
+        assert_eq!(got, want);
+        // In every row from the start: no prefilter.
         let dense: Vec<_> = (0..100)
             .map(|i| encode(&format!(r#"{{"k": {i}}}"#)))
             .collect();
-        let got = ints(&column(&dense), "$.k").unwrap();
+        let dense = column(&dense);
+        assert!(
+            VariantRows::borrowed(&dense)
+                .unwrap()
+                .key_prefilter(b"k")
+                .is_none()
+        );
+        let got = ints(&dense, "$.k").unwrap();
         assert_eq!(got, (0..100).map(Some).collect::<Vec<_>>());
     }
 

@@ -335,6 +335,10 @@ fn raw_field<'a>(
 /// branch-free dictionary search was slower everywhere; a branch-free check that the ids
 /// ascend (on a miss) left the missing path unchanged (double 10% faster, string within noise
 /// but possibly slower, so not kept alone). Hits favour this search, misses the dictionary's.
+/// Also measured there: an SSE2 scan of the key bytes 16 at a time for the key's first and last
+/// byte, then its id among the offsets and its field among the ids: as many instructions per
+/// row as this search (about 330), so no faster. Absent keys are now skipped before any search
+/// (`KeyPrefilter`).
 #[inline(always)]
 fn search_fields<'a, 'k>(
     keys: &impl KeyDictionary<'k>,
