@@ -16,13 +16,19 @@ pub struct Metadata<'a> {
     strings_start: usize,
 }
 
+/// The format version in a metadata header byte (1 is the only one defined).
+#[inline(always)]
+pub(crate) const fn metadata_version(header: u8) -> u8 {
+    header & 0x0F
+}
+
 impl<'a> Metadata<'a> {
     /// Reads the header of `bytes`: version 1, offset size, dictionary size, and the offset table bounds.
     pub fn try_new(bytes: &'a [u8]) -> Result<Self> {
         let Some(&header) = bytes.first() else {
             return malformed("empty metadata");
         };
-        let version = header & 0x0F;
+        let version = metadata_version(header);
         if version != 1 {
             return Err(VariantError::UnsupportedVersion(version));
         }

@@ -366,7 +366,7 @@ impl<'a> RawKeys<'a> {
     #[inline]
     pub(crate) fn new(bytes: &'a [u8]) -> Result<Self, Unreadable> {
         let header = *bytes.first().ok_or(Unreadable)?;
-        if header & 0x0F != 1 {
+        if super::metadata::metadata_version(header) != 1 {
             return Err(Unreadable);
         }
         let offset_size = ((header >> 6) & 0x03) as usize + 1;
