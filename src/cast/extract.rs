@@ -14,7 +14,9 @@ use datafusion::common::{Result, exec_err};
 
 use super::target_type::sql_type_name;
 use super::to_arrow::{CastOptions, cast_error, codec, to_f64, to_int, to_text};
-use crate::codec::{Unreadable, Value, Variant, VariantPath, basic_type, primitive, raw_int};
+use crate::codec::{
+    Unreadable, Value, Variant, VariantPath, basic_type, metadata_version, primitive, raw_int,
+};
 use crate::variant_array::{NoFilter, RowFilter, VariantRows};
 
 /// Extracts `path` from every row cast to `target`, as `variant_get` does with a constant path;
@@ -27,62 +29,51 @@ pub(crate) fn extract_column(
     target: &DataType,
     opts: &CastOptions,
 ) -> Result<Option<ArrayRef>> {
+    let job = Extraction {
+        rows,
+        len,
+        path,
+        target,
+        opts,
+    };
     // One loop with the prefilter, one without (for paths without a key, binary views, and
     // keys the sample finds in most rows), so that the usual case pays nothing for it.
     match path
         .first_key()
         .and_then(|k| rows.key_prefilter(k.as_bytes()))
     {
-        Some(filter) => extract_filtered(rows, len, path, target, opts, filter),
-        None => extract_filtered(rows, len, path, target, opts, NoFilter),
+        Some(filter) => extract_filtered(job, filter),
+        None => extract_filtered(job, NoFilter),
     }
 }
 
-/// [`extract_column`] skipping the rows `filter` rules out.
-fn extract_filtered(
-    rows: &VariantRows<'_>,
+/// What every loop of [`extract_column`] works from: the rows and their count, the path, the
+/// target type and the cast options.
+#[derive(Clone, Copy)]
+struct Extraction<'r, 'a> {
+    rows: &'r VariantRows<'a>,
     len: usize,
-    path: &VariantPath,
-    target: &DataType,
-    opts: &CastOptions,
-    filter: impl RowFilter,
-) -> Result<Option<ArrayRef>> {
-    Ok(Some(match target {
-        DataType::Int64 => extract_primitive::<Int64Type>(
-            rows,
-            len,
-            path,
-            target,
-            opts,
-            filter,
-            (fast_int, to_int),
-        )?,
+    path: &'r VariantPath,
+    target: &'r DataType,
+    opts: &'r CastOptions,
+}
+
+/// [`extract_column`] skipping the rows `filter` rules out.
+fn extract_filtered(job: Extraction<'_, '_>, filter: impl RowFilter) -> Result<Option<ArrayRef>> {
+    Ok(Some(match job.target {
+        DataType::Int64 => extract_primitive::<Int64Type>(job, filter, fast_int, to_int)?,
         DataType::Int32 => extract_primitive::<Int32Type>(
-            rows,
-            len,
-            path,
-            target,
-            opts,
+            job,
             filter,
-            (
-                |leaf| match fast_int(leaf) {
-                    Fast::Value(v) => i32::try_from(v).map_or(Fast::Slow, Fast::Value),
-                    Fast::Null => Fast::Null,
-                    Fast::Slow => Fast::Slow,
-                },
-                |v| to_int(v).and_then(|i| i32::try_from(i).ok()),
-            ),
+            |leaf| match fast_int(leaf) {
+                Fast::Value(v) => i32::try_from(v).map_or(Fast::Slow, Fast::Value),
+                Fast::Null => Fast::Null,
+                Fast::Slow => Fast::Slow,
+            },
+            |v| to_int(v).and_then(|i| i32::try_from(i).ok()),
         )?,
-        DataType::Float64 => extract_primitive::<Float64Type>(
-            rows,
-            len,
-            path,
-            target,
-            opts,
-            filter,
-            (fast_double, to_f64),
-        )?,
-        DataType::Utf8 => extract_string(rows, len, path, target, opts, filter)?,
+        DataType::Float64 => extract_primitive::<Float64Type>(job, filter, fast_double, to_f64)?,
+        DataType::Utf8 => extract_string(job, filter)?,
         _ => return Ok(None),
     }))
 }
@@ -122,11 +113,14 @@ fn fast_double(leaf: &[u8]) -> Fast<f64> {
 }
 
 /// True when row `i` certainly has nothing at the path: `filter` finds its metadata lacks the
-/// path's first key (see [`KeyPrefilter`](crate::variant_array::KeyPrefilter)). Rows whose metadata is not version 1 or whose value is empty are
-/// looked up, so that corrupt rows are still reported.
+/// path's first key (see [`KeyPrefilter`](crate::variant_array::KeyPrefilter)). Rows whose
+/// metadata is not version 1 or whose value is empty are looked up, so that corrupt rows are
+/// still reported.
 #[inline(always)]
 fn lacks_key(filter: &mut impl RowFilter, i: usize, metadata: &[u8], value: &[u8]) -> bool {
-    filter.lacks(i) && metadata.first().is_some_and(|&h| h & 0x0F == 1) && !value.is_empty()
+    filter.lacks(i)
+        && metadata.first().is_some_and(|&h| metadata_version(h) == 1)
+        && !value.is_empty()
 }
 
 /// What the raw lookup found in one row.
@@ -182,17 +176,18 @@ impl Validity {
 /// The loop for a primitive target: `fast` reads the usual leaf kinds from their bytes, `cast`
 /// converts any other value by the general rules (None: it cannot be cast).
 fn extract_primitive<T: ArrowPrimitiveType>(
-    rows: &VariantRows<'_>,
-    len: usize,
-    path: &VariantPath,
-    target: &DataType,
-    opts: &CastOptions,
+    job: Extraction<'_, '_>,
     mut filter: impl RowFilter,
-    (fast, cast): (
-        impl Fn(&[u8]) -> Fast<T::Native>,
-        impl Fn(&Value<'_>) -> Option<T::Native>,
-    ),
+    fast: impl Fn(&[u8]) -> Fast<T::Native>,
+    cast: impl Fn(&Value<'_>) -> Option<T::Native>,
 ) -> Result<ArrayRef> {
+    let Extraction {
+        rows,
+        len,
+        path,
+        target,
+        opts,
+    } = job;
     let mut values: Vec<T::Native> = Vec::with_capacity(len);
     let mut validity = Validity::new(len);
     let lookup = path.raw_lookup();
@@ -278,14 +273,14 @@ fn cast_leaf<N>(
 
 /// The loop for a STRING target: string leaves are copied (checked for UTF-8), anything else is
 /// rendered by the general rules.
-fn extract_string(
-    rows: &VariantRows<'_>,
-    len: usize,
-    path: &VariantPath,
-    target: &DataType,
-    opts: &CastOptions,
-    mut filter: impl RowFilter,
-) -> Result<ArrayRef> {
+fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result<ArrayRef> {
+    let Extraction {
+        rows,
+        len,
+        path,
+        target,
+        opts,
+    } = job;
     let mut text: Vec<u8> = Vec::with_capacity(len * 8);
     let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
     offsets.push(0);
@@ -397,10 +392,10 @@ fn fast_string(leaf: &[u8]) -> Fast<(usize, usize)> {
     };
     let utf8 = match (window16(leaf, start), leaf.get(start..start + len)) {
         // Most strings are short ASCII: one test of the bytes that are the text.
-        (Some(w), Some(_)) if len <= 16 => {
+        (Some(w), Some(t)) if len <= 16 => {
             let text_bytes = u128::MAX.checked_shr(8 * (16 - len) as u32).unwrap_or(0);
             u128::from_le_bytes(*w) & text_bytes & ASCII_HIGH_BITS == 0
-                || std::str::from_utf8(&leaf[start..start + len]).is_ok()
+                || std::str::from_utf8(t).is_ok()
         }
         (_, Some(t)) => t.is_ascii() || std::str::from_utf8(t).is_ok(),
         (_, None) => false,
@@ -456,21 +451,30 @@ mod tests {
         (b.metadata().to_vec(), b.value().to_vec())
     }
 
-    fn strings(
-        rows: &[(Vec<u8>, Vec<u8>)],
-        path: &str,
-        strict: bool,
-    ) -> Result<Vec<Option<String>>> {
-        let array = column(rows);
+    /// `extract_column` over `array` at `path` to `target`, as `variant_get` (strict) or
+    /// `try_variant_get` runs it.
+    fn extract(array: &ArrayRef, path: &str, target: &DataType, strict: bool) -> Result<ArrayRef> {
         let opts = CastOptions {
-            function: "try_variant_get",
+            function: if strict {
+                "variant_get"
+            } else {
+                "try_variant_get"
+            },
             suggestion: "try_variant_get",
             strict,
             tz: SessionTimeZone::utc(),
         };
         let path = VariantPath::parse(path).unwrap();
-        let rows = VariantRows::borrowed(&array).unwrap();
-        let out = extract_column(&rows, array.len(), &path, &DataType::Utf8, &opts)?.unwrap();
+        let rows = VariantRows::borrowed(array).unwrap();
+        Ok(extract_column(&rows, array.len(), &path, target, &opts)?.unwrap())
+    }
+
+    fn strings(
+        rows: &[(Vec<u8>, Vec<u8>)],
+        path: &str,
+        strict: bool,
+    ) -> Result<Vec<Option<String>>> {
+        let out = extract(&column(rows), path, &DataType::Utf8, strict)?;
         let out = out.as_string::<i32>();
         Ok((0..out.len())
             .map(|i| out.is_valid(i).then(|| out.value(i).to_string()))
@@ -528,15 +532,7 @@ mod tests {
     }
 
     fn ints(array: &ArrayRef, path: &str) -> Result<Vec<Option<i64>>> {
-        let opts = CastOptions {
-            function: "variant_get",
-            suggestion: "try_variant_get",
-            strict: true,
-            tz: SessionTimeZone::utc(),
-        };
-        let path = VariantPath::parse(path).unwrap();
-        let rows = VariantRows::borrowed(array).unwrap();
-        let out = extract_column(&rows, array.len(), &path, &DataType::Int64, &opts)?.unwrap();
+        let out = extract(array, path, &DataType::Int64, true)?;
         let out = out.as_primitive::<Int64Type>();
         Ok((0..out.len())
             .map(|i| out.is_valid(i).then(|| out.value(i)))

@@ -45,6 +45,7 @@ pub use format::SessionTimeZone;
 pub use json_parse::JsonParser;
 pub use json_write::{JsonRowWriter, write_json};
 pub use metadata::Metadata;
+pub(crate) use metadata::metadata_version;
 pub use path::{InvalidPath, PathSegment, VariantPath};
 pub use raw::Unreadable;
 pub(crate) use raw::raw_int;
