@@ -172,18 +172,21 @@ impl VariantPath {
         self.raw_lookup().find(metadata, value)
     }
 
-    /// [`VariantPath::lookup_raw`] with the shape of the path (one short key, the commonest, or
-    /// any other) resolved here rather than for every row.
+    /// [`VariantPath::lookup_raw`] with the shape of the path (one or two short keys, the
+    /// commonest, or any other) resolved here rather than for every row.
     #[inline]
     pub(crate) fn raw_lookup(&self) -> RawLookup<'_> {
-        let one_short_key = match (self.segments.as_slice(), self.probe_words.as_slice()) {
-            ([PathSegment::Key(k)], &[Some(word)]) => Some(ShortKeyProbe::new(k.as_bytes(), word)),
-            _ => None,
-        };
-        RawLookup {
-            path: self,
-            one_short_key,
+        fn probe(key: &str, word: u64) -> ShortKeyProbe<'_> {
+            ShortKeyProbe::new(key.as_bytes(), word)
         }
+        let shape = match (self.segments.as_slice(), self.probe_words.as_slice()) {
+            ([PathSegment::Key(k)], &[Some(word)]) => Shape::OneShortKey(probe(k, word)),
+            ([PathSegment::Key(k1), PathSegment::Key(k2)], &[Some(w1), Some(w2)]) => {
+                Shape::TwoShortKeys(probe(k1, w1), probe(k2, w2))
+            }
+            _ => Shape::Other,
+        };
+        RawLookup { path: self, shape }
     }
 
     /// [`VariantPath::lookup_raw`] for the usual small rows: keys only, through objects whose
@@ -251,9 +254,15 @@ impl VariantPath {
 /// [`VariantPath::raw_lookup`]).
 pub(crate) struct RawLookup<'p> {
     path: &'p VariantPath,
-    /// The path's key when the path is one key of at most 8 bytes (the commonest path), looked
-    /// up without the loop over segments.
-    one_short_key: Option<ShortKeyProbe<'p>>,
+    shape: Shape<'p>,
+}
+
+/// The paths looked up without the loop over segments: keys of at most 8 bytes, one (the
+/// commonest path) or two (`$.user.id`).
+enum Shape<'p> {
+    OneShortKey(ShortKeyProbe<'p>),
+    TwoShortKeys(ShortKeyProbe<'p>, ShortKeyProbe<'p>),
+    Other,
 }
 
 impl RawLookup<'_> {
@@ -265,9 +274,13 @@ impl RawLookup<'_> {
         value: &'a [u8],
     ) -> Result<Option<&'a [u8]>, Unreadable> {
         if let Some(keys) = NarrowKeys::new(metadata) {
-            let found = match &self.one_short_key {
-                Some(probe) => narrow_field(&keys, value, probe),
-                None => self.path.lookup_narrow(&keys, value),
+            let found = match &self.shape {
+                Shape::OneShortKey(probe) => narrow_field(&keys, value, probe),
+                Shape::TwoShortKeys(first, second) => match narrow_field(&keys, value, first) {
+                    Some(Ok(Some(child))) => narrow_field(&keys, child, second),
+                    other => other,
+                },
+                Shape::Other => self.path.lookup_narrow(&keys, value),
             };
             if let Some(found) = found {
                 return found;
@@ -534,6 +547,9 @@ mod tests {
         docs.extend([many_keys.as_str(), long_value.as_str(), long_key, prefixes]);
         let paths = [
             "$.a.b[1]",
+            "$.a.b",
+            "$.c.a",
+            "$.c.b",
             "$.c",
             "$.a",
             "$[0].a.b[0]",
@@ -571,7 +587,7 @@ mod tests {
             }
         }
         // Hits in every kind of layout, not only misses.
-        assert_eq!(found, 38);
+        assert_eq!(found, 44);
     }
 
     #[test]

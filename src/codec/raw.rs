@@ -611,3 +611,66 @@ fn uint_at(bytes: &[u8], i: usize, width: usize) -> Result<usize, Unreadable> {
         raw_uint(bytes, i * width, width)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A probe's word comparison orders every key as the byte-wise comparison does: keys
+    /// shorter and longer than 8 bytes, prefixes, NUL and 0xFF bytes, keys at the start, the
+    /// middle and the end of the dictionary's bytes, and dictionaries under 8 bytes.
+    #[test]
+    fn word_comparison_orders_like_bytes() {
+        let keys: [&[u8]; 14] = [
+            b"",
+            b"a",
+            b"ab",
+            b"ab\0",
+            b"ab\0\0",
+            b"abc",
+            b"user",
+            b"users",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgg\xFF\xFF",
+            b"\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF",
+            b"b",
+        ];
+        let probes = keys.iter().filter(|k| k.len() <= 8);
+        for probe in probes {
+            let long = KeyProbe::new(probe);
+            let short = ShortKeyProbe::new(probe, long.word().expect("short"));
+            // Each key alone (short dictionaries), and each key after every other one.
+            for before in std::iter::once(&b""[..]).chain(keys.iter().copied()) {
+                for key in keys {
+                    let strings = [before, key].concat();
+                    let (start, end) = (before.len(), strings.len());
+                    let expected = compare_keys(key, probe);
+                    assert_eq!(long.compare_at(&strings, start, end), Ok(expected));
+                    assert_eq!(short.compare_at(&strings, start, end), Ok(expected));
+                    // The same key with more bytes after it.
+                    let padded = [strings.as_slice(), b"zzzzzzzz"].concat();
+                    assert_eq!(short.compare_at(&padded, start, end), Ok(expected));
+                }
+            }
+        }
+    }
+
+    /// Key bounds outside the dictionary's bytes are unreadable, not ordered.
+    #[test]
+    fn word_comparison_rejects_bad_bounds() {
+        let strings = b"currencyuser";
+        let probe = KeyProbe::new(b"user");
+        assert_eq!(probe.compare_at(strings, 8, 13), Err(Unreadable));
+        assert_eq!(probe.compare_at(strings, 9, 8), Err(Unreadable));
+        assert_eq!(
+            probe.compare_at(strings, 8, 12),
+            Ok(std::cmp::Ordering::Equal)
+        );
+        assert_eq!(
+            probe.compare_at(strings, 0, 8),
+            Ok(std::cmp::Ordering::Less)
+        );
+    }
+}
