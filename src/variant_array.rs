@@ -106,6 +106,14 @@ impl<'a> BinaryColumn<'a> {
         })
     }
 
+    fn len(&self) -> usize {
+        match self {
+            BinaryColumn::Binary(a) => a.len(),
+            BinaryColumn::Large(a) => a.len(),
+            BinaryColumn::View(a) => a.len(),
+        }
+    }
+
     #[inline]
     fn value(&self, i: usize) -> &'a [u8] {
         match self {
@@ -236,6 +244,16 @@ impl<'a> VariantRows<'a> {
             metadata: BinaryColumn::try_new(s.column_by_name("metadata")?).ok()?,
             value: BinaryColumn::try_new(s.column_by_name("value")?).ok()?,
         })
+    }
+
+    /// The number of rows ([`VariantRows::try_for_each`] visits rows `0..len`).
+    pub fn len(&self) -> usize {
+        self.value.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Row `i` as raw `(metadata, value)` bytes, or None for SQL NULL.

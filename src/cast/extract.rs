@@ -29,6 +29,14 @@ pub(crate) fn extract_column(
     target: &DataType,
     opts: &CastOptions,
 ) -> Result<Option<ArrayRef>> {
+    // The loops write row `i` of the output at index `i`.
+    if rows.len() != len {
+        return exec_err!(
+            "{}: {} variant rows for {len} output rows",
+            opts.function,
+            rows.len()
+        );
+    }
     let job = Extraction {
         rows,
         len,
@@ -149,27 +157,25 @@ fn checked_leaf<'a>(
 /// Validity bits, set as valid rows are written.
 struct Validity {
     words: Vec<u64>,
-    valid: usize,
 }
 
 impl Validity {
     fn new(len: usize) -> Self {
         Validity {
             words: vec![0; len.div_ceil(64)],
-            valid: 0,
         }
     }
 
+    /// Marks row `i` (below the `len` given to [`Validity::new`]) valid.
     #[inline(always)]
     fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
-        self.valid += 1;
     }
 
     /// The null buffer of `len` rows, None when every row is valid.
     fn finish(self, len: usize) -> Option<NullBuffer> {
-        (self.valid < len)
-            .then(|| NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(self.words), 0, len)))
+        let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(self.words), 0, len));
+        (nulls.null_count() > 0).then_some(nulls)
     }
 }
 
@@ -188,56 +194,42 @@ fn extract_primitive<T: ArrowPrimitiveType>(
         target,
         opts,
     } = job;
-    let mut values: Vec<T::Native> = Vec::with_capacity(len);
+    // Every row starts out as the default value (and NULL); valid rows overwrite theirs.
+    let mut values: Vec<T::Native> = vec![T::Native::default(); len];
+    let out = values.as_mut_slice();
     let mut validity = Validity::new(len);
     let lookup = path.raw_lookup();
     rows.try_for_each(
         #[inline(always)]
         |i, row| {
             let Some((metadata, value)) = row else {
-                values.push(T::Native::default());
                 return Ok(());
             };
             if lacks_key(&mut filter, i, metadata, value) {
-                values.push(T::Native::default());
                 return Ok(());
             }
             let found = lookup.find(metadata, value);
             if let Ok(None) = found {
-                values.push(T::Native::default());
                 return Ok(());
             }
             if let Ok(Some(leaf)) = found {
                 match fast(leaf) {
                     Fast::Value(v) => {
-                        values.push(v);
+                        out[i] = v;
                         validity.set(i);
                         return Ok(());
                     }
-                    Fast::Null => {
-                        values.push(T::Native::default());
-                        return Ok(());
-                    }
+                    Fast::Null => return Ok(()),
                     Fast::Slow => {}
                 }
             }
-            match cast_leaf(metadata, value, found, path, target, opts, &cast)? {
-                Some(v) => {
-                    values.push(v);
-                    validity.set(i);
-                }
-                None => values.push(T::Native::default()),
+            if let Some(v) = cast_leaf(metadata, value, found, path, target, opts, &cast)? {
+                out[i] = v;
+                validity.set(i);
             }
             Ok(())
         },
     )?;
-    if values.len() != len {
-        return exec_err!(
-            "{}: {} rows extracted from {len}",
-            opts.function,
-            values.len()
-        );
-    }
     let nulls = validity.finish(len);
     Ok(Arc::new(PrimitiveArray::<T>::try_new(
         ScalarBuffer::from(values),
@@ -282,8 +274,9 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
         opts,
     } = job;
     let mut text: Vec<u8> = Vec::with_capacity(len * 8);
-    let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
-    offsets.push(0);
+    // Row `i` ends at `ends[i]` (`offsets[i + 1]`).
+    let mut offsets: Vec<i32> = vec![0; len + 1];
+    let ends = &mut offsets[1..];
     let mut validity = Validity::new(len);
     let mut scratch = Vec::new();
     let lookup = path.raw_lookup();
@@ -320,17 +313,10 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
             if text.len() > i32::MAX as usize {
                 return exec_err!("{}: output exceeds 2 GiB in one batch", opts.function);
             }
-            offsets.push(text.len() as i32);
+            ends[i] = text.len() as i32;
             Ok(())
         },
     )?;
-    if offsets.len() != len + 1 {
-        return exec_err!(
-            "{}: {} rows extracted from {len}",
-            opts.function,
-            offsets.len() - 1
-        );
-    }
     let nulls = validity.finish(len);
     Ok(Arc::new(StringArray::try_new(
         OffsetBuffer::new(ScalarBuffer::from(offsets)),
