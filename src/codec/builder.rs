@@ -221,6 +221,20 @@ impl KeyDictionary {
     /// [`KeyDictionary::ranks_cover_row`]): marks each key's rank in a bit set and reads the
     /// set bits back in order, so no keys are compared.
     fn order_by_rank(&mut self, order: &mut Vec<u32>) {
+        order.clear();
+        if self.ranked <= 64 {
+            // Up to 64 global keys (the usual case): the set is one word, kept in a register.
+            let mut word = 0u64;
+            for &g in &self.row_keys {
+                word |= 1 << self.rank[g as usize];
+            }
+            while word != 0 {
+                let rank = word.trailing_zeros() as usize;
+                order.push(self.seen[self.by_rank[rank] as usize].1);
+                word &= word - 1;
+            }
+            return;
+        }
         let (mut first, mut last) = (usize::MAX, 0);
         for &g in &self.row_keys {
             let rank = self.rank[g as usize] as usize;
@@ -228,7 +242,6 @@ impl KeyDictionary {
             first = first.min(rank / 64);
             last = last.max(rank / 64);
         }
-        order.clear();
         for w in first..=last {
             let mut word = std::mem::take(&mut self.rank_bits[w]);
             while word != 0 {
