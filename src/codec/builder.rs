@@ -1048,6 +1048,36 @@ mod tests {
         assert_eq!(b.value()[1], 2, "two fields");
     }
 
+    /// Rows whose keys were all seen before are ordered by rank: in one word up to 64 keys seen,
+    /// in a bit set beyond. Both give the sorted dictionary and the value a fresh builder gives.
+    #[test]
+    fn rows_of_known_keys_are_ordered_by_rank() {
+        for seen in [40, 100] {
+            let all: Vec<String> = (0..seen).rev().map(|i| format!("k{i:03}")).collect();
+            let mut reused = VariantBuilder::new();
+            // The first row adds the keys; the later ones add none.
+            let rows: [Vec<String>; 4] = [
+                all.clone(),
+                all.iter().rev().cloned().collect(),
+                all.iter().step_by(3).cloned().collect(),
+                all[seen / 2..].to_vec(),
+            ];
+            for (r, keys) in rows.iter().enumerate() {
+                build_object(&mut reused, keys).unwrap();
+                let mut sorted = keys.clone();
+                sorted.sort();
+                let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
+                let got: Vec<&str> = (0..metadata.len())
+                    .map(|k| metadata.key(k).unwrap())
+                    .collect();
+                assert_eq!(got, sorted, "{seen} keys seen, row {r}");
+                let mut fresh = VariantBuilder::new();
+                build_object(&mut fresh, keys).unwrap();
+                assert_eq!(reused.value(), fresh.value(), "{seen} keys seen, row {r}");
+            }
+        }
+    }
+
     #[test]
     fn rows_with_many_key_sets_get_their_own_metadata() {
         // 1024 key sets (more than the metadata cache has slots), in a shuffled order and
