@@ -320,7 +320,7 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
     let nulls = validity.finish(len);
     // Every row is whole UTF-8 text: string leaves are checked (ASCII or `from_utf8`) and copied
     // exactly, anything else goes through `from_utf8_lossy`. Tests confirm it in debug builds;
-    // arrow's check would read all the text again. `OffsetBuffer::new` checks the offsets.
+    // arrow's check would read all the text again. `OffsetBuffer::new` asserts the offsets ascend.
     debug_assert!(
         std::str::from_utf8(&text).is_ok(),
         "variant_get wrote invalid UTF-8"
@@ -332,7 +332,7 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
     {
         return exec_err!("{}: text and offsets disagree", opts.function);
     }
-    // SAFETY: the offsets ascend (checked by `OffsetBuffer::new`) and end at the end of the
+    // SAFETY: the offsets ascend (asserted by `OffsetBuffer::new`) and end at the end of the
     // text (checked above), and every row is UTF-8 (see above).
     Ok(Arc::new(unsafe {
         StringArray::new_unchecked(offsets, Buffer::from_vec(text), nulls)
