@@ -1028,6 +1028,22 @@ mod tests {
         b.finish()
     }
 
+    /// Builds the object of `keys` in `reused` and checks its metadata is those keys, sorted,
+    /// and its value what a fresh builder writes.
+    fn check_row(reused: &mut VariantBuilder, keys: &[String], what: &str) {
+        build_object(reused, keys).unwrap();
+        let mut sorted = keys.to_vec();
+        sorted.sort();
+        let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
+        let got: Vec<&str> = (0..metadata.len())
+            .map(|k| metadata.key(k).unwrap())
+            .collect();
+        assert_eq!(got, sorted, "{what}");
+        let mut fresh = VariantBuilder::new();
+        build_object(&mut fresh, keys).unwrap();
+        assert_eq!(reused.value(), fresh.value(), "{what}");
+    }
+
     #[test]
     fn duplicate_keys_are_reported_in_small_and_wide_objects() {
         let mut b = VariantBuilder::new();
@@ -1063,17 +1079,7 @@ mod tests {
                 all[seen / 2..].to_vec(),
             ];
             for (r, keys) in rows.iter().enumerate() {
-                build_object(&mut reused, keys).unwrap();
-                let mut sorted = keys.clone();
-                sorted.sort();
-                let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
-                let got: Vec<&str> = (0..metadata.len())
-                    .map(|k| metadata.key(k).unwrap())
-                    .collect();
-                assert_eq!(got, sorted, "{seen} keys seen, row {r}");
-                let mut fresh = VariantBuilder::new();
-                build_object(&mut fresh, keys).unwrap();
-                assert_eq!(reused.value(), fresh.value(), "{seen} keys seen, row {r}");
+                check_row(&mut reused, keys, &format!("{seen} keys seen, row {r}"));
             }
         }
     }
@@ -1091,19 +1097,7 @@ mod tests {
         names.push("k".repeat(MAX_CACHED_KEY_BYTES));
         names.push("j".repeat(MAX_CACHED_KEY_BYTES / 2 + 1));
         let mut reused = VariantBuilder::new();
-        let mut check = |keys: &[String], what: &str| {
-            build_object(&mut reused, keys).unwrap();
-            let mut sorted = keys.to_vec();
-            sorted.sort();
-            let metadata = crate::codec::Metadata::try_new(reused.metadata()).unwrap();
-            let got: Vec<&str> = (0..metadata.len())
-                .map(|k| metadata.key(k).unwrap())
-                .collect();
-            assert_eq!(got, sorted, "{what}");
-            let mut fresh = VariantBuilder::new();
-            build_object(&mut fresh, keys).unwrap();
-            assert_eq!(reused.value(), fresh.value(), "{what}");
-        };
+        let mut check = |keys: &[String], what: &str| check_row(&mut reused, keys, what);
         for round in 0..3u32 {
             for i in 0..1024u32 {
                 let set = (i.wrapping_mul(397) + round * 31) % 1024;
