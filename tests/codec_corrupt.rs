@@ -58,9 +58,19 @@ fn exercise(m: &[u8], v: &[u8]) -> bool {
         }
     }
     // The byte-level lookup (variant_get's hot loop) agrees with `navigate` wherever both read
-    // the bytes, and reads every valid variant.
+    // the bytes, and reads every valid variant; its path shapes: one short key, two short keys
+    // (`$.a.b`, `$.species.name` of the nested conformance example), and the general loop.
     for path in [
-        "$", "$.a", "$.id", "$[0]", "$[1].a", "$.a[1].b", "$.zzz", "$['']",
+        "$",
+        "$.a",
+        "$.id",
+        "$[0]",
+        "$[1].a",
+        "$.a.b",
+        "$.species.name",
+        "$.a[1].b",
+        "$.zzz",
+        "$['']",
     ] {
         let path = VariantPath::parse(path).unwrap();
         let raw = path.lookup_raw(m, v);

@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
     if written {
         assert_eq!(fast, out, "JsonRowWriter and write_json render differently");
     }
-    for path in ["$", "$.a", "$[0]", "$.a[1].b", "$['']"] {
+    for path in ["$", "$.a", "$.a.b", "$[0]", "$.a[1].b", "$['']"] {
         let path = VariantPath::parse(path).unwrap();
         let raw = path.lookup_raw(metadata, value);
         let nav = Variant::try_new(metadata, value).and_then(|v| path.navigate(v));
