@@ -1062,6 +1062,17 @@ mod tests {
         // The builder is usable afterwards.
         build_object(&mut b, &small[..2]).unwrap();
         assert_eq!(b.value()[1], 2, "two fields");
+        // The duplicate is named right when the row's keys are known and ordered by rank, and
+        // when the row repeats the previous row's key sequence (whose order it reuses): "b" has
+        // local id 0 but sorted id 1 in both.
+        let ab: Vec<String> = ["a", "b"].map(String::from).to_vec();
+        for previous in [&ab, &small[..2].to_vec()] {
+            build_object(&mut b, previous).unwrap();
+            match build_object(&mut b, &small) {
+                Err(VariantError::DuplicateKey(k)) => assert_eq!(k, "b", "after {previous:?}"),
+                other => panic!("expected a duplicate key, got {other:?}"),
+            }
+        }
     }
 
     /// Rows whose keys were all seen before are ordered by rank: in one word up to 64 keys seen,
