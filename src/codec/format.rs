@@ -1766,6 +1766,36 @@ mod tests {
     }
 
     #[test]
+    fn unsigned_integers_of_every_magnitude() {
+        let mut cases = vec![
+            10u64,
+            99,
+            u64::MAX,
+            u64::MAX - 1,
+            10u64.pow(19),
+            10u64.pow(19) - 1,
+        ];
+        // Random values shifted to every bit length (xorshift64), and numbers with inner zeros.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push(x >> (x % 64));
+        }
+        cases.extend([
+            100_000_001,
+            10_000_000_000_000_001,
+            1_020_304_050_607_080_900,
+        ]);
+        for v in cases {
+            let mut out = b"x".to_vec();
+            write_u64(&mut out, v);
+            assert_eq!(out, format!("x{v}").into_bytes(), "{v}");
+        }
+    }
+
+    #[test]
     fn writers_append() {
         let mut out = b"[".to_vec();
         write_java_double(&mut out, 1.5);
