@@ -690,6 +690,10 @@ impl VariantBuilder {
     /// Finishes the row: sorts the dictionary, lays out and writes the value, and writes the
     /// metadata. Afterwards [`VariantBuilder::metadata`] and [`VariantBuilder::value`] hold the
     /// result.
+    ///
+    /// Measured and dropped: building the sorted keys, the remap and the unsorted flag in one
+    /// pass, and remapping field keys inside `layout`, ran 90 fewer instructions per row of the
+    /// parse_json bench but was no faster.
     pub fn finish(&mut self) -> Result<()> {
         debug_assert!(self.stack.is_empty(), "finish with open containers");
         if self.scalars.len() > u32::MAX as usize {

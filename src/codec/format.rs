@@ -362,6 +362,9 @@ fn decimal_len(v: u64) -> usize {
 }
 
 /// [`write_u64`] for `v` >= 10.
+///
+/// Measured and dropped: converting eight digits at once in one word (SWAR, no loop) ran as
+/// many instructions as these digit pairs and was no faster.
 fn write_u64_digits(out: &mut Vec<u8>, v: u64) {
     let len = decimal_len(v);
     out.reserve(len);

@@ -276,6 +276,9 @@ fn write_escaped_text(out: &mut Vec<u8>, text: &[u8]) -> std::result::Result<(),
 }
 
 /// Writes an object; called directly only between stack checks (see [`write_raw_value`]).
+///
+/// Measured and dropped: keeping the output's length and capacity in locals while the fields
+/// are written (a raw-pointer cursor, synced around calls) was 6% slower on the to_json bench.
 #[inline(never)]
 fn write_raw_object(
     out: &mut Vec<u8>,
