@@ -187,19 +187,12 @@ fn extract_primitive<T: ArrowPrimitiveType>(
     fast: impl Fn(&[u8]) -> Fast<T::Native>,
     cast: impl Fn(&Value<'_>) -> Option<T::Native>,
 ) -> Result<ArrayRef> {
-    let Extraction {
-        rows,
-        len,
-        path,
-        target,
-        opts,
-    } = job;
     // Every row starts out as the default value (and NULL); valid rows overwrite theirs.
-    let mut values: Vec<T::Native> = vec![T::Native::default(); len];
+    let mut values: Vec<T::Native> = vec![T::Native::default(); job.len];
     let out = values.as_mut_slice();
-    let mut validity = Validity::new(len);
-    let lookup = path.raw_lookup();
-    rows.try_for_each(
+    let mut validity = Validity::new(job.len);
+    let lookup = job.path.raw_lookup();
+    job.rows.try_for_each(
         #[inline(always)]
         |i, row| {
             let Some((metadata, value)) = row else {
@@ -223,14 +216,14 @@ fn extract_primitive<T: ArrowPrimitiveType>(
                     Fast::Slow => {}
                 }
             }
-            if let Some(v) = cast_leaf(metadata, value, found, path, target, opts, &cast)? {
+            if let Some(v) = cast_leaf(metadata, value, found, job, &cast)? {
                 out[i] = v;
                 validity.set(i);
             }
             Ok(())
         },
     )?;
-    let nulls = validity.finish(len);
+    let nulls = validity.finish(job.len);
     Ok(Arc::new(PrimitiveArray::<T>::try_new(
         ScalarBuffer::from(values),
         nulls,
@@ -245,19 +238,18 @@ fn cast_leaf<N>(
     metadata: &[u8],
     value: &[u8],
     found: Found<'_>,
-    path: &VariantPath,
-    target: &DataType,
-    opts: &CastOptions,
+    job: Extraction<'_, '_>,
     cast: &impl Fn(&Value<'_>) -> Option<N>,
 ) -> Result<Option<N>> {
-    let Some(leaf) = checked_leaf(metadata, value, found, path, opts)? else {
+    let opts = job.opts;
+    let Some(leaf) = checked_leaf(metadata, value, found, job.path, opts)? else {
         return Ok(None);
     };
     Ok(match leaf.get().map_err(|e| codec(opts.function, e))? {
         Value::Null => None,
         v => match cast(&v) {
             Some(c) => Some(c),
-            None if opts.strict => return Err(cast_error(leaf, &sql_type_name(target), opts)),
+            None if opts.strict => return Err(cast_error(leaf, &sql_type_name(job.target), opts)),
             None => None,
         },
     })
@@ -266,21 +258,14 @@ fn cast_leaf<N>(
 /// The loop for a STRING target: string leaves are copied (checked for UTF-8), anything else is
 /// rendered by the general rules.
 fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result<ArrayRef> {
-    let Extraction {
-        rows,
-        len,
-        path,
-        target,
-        opts,
-    } = job;
-    let mut text: Vec<u8> = Vec::with_capacity(len * 8);
+    let mut text: Vec<u8> = Vec::with_capacity(job.len * 8);
     // Row `i` ends at `ends[i]` (`offsets[i + 1]`).
-    let mut offsets: Vec<i32> = vec![0; len + 1];
+    let mut offsets: Vec<i32> = vec![0; job.len + 1];
     let ends = &mut offsets[1..];
-    let mut validity = Validity::new(len);
+    let mut validity = Validity::new(job.len);
     let mut scratch = Vec::new();
-    let lookup = path.raw_lookup();
-    rows.try_for_each(
+    let lookup = job.path.raw_lookup();
+    job.rows.try_for_each(
         #[inline(always)]
         |i, row| {
             if let Some((metadata, value)) = row
@@ -304,20 +289,20 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
                     Fast::Null => {}
                     Fast::Slow => {
                         let leaf = (metadata, value, found);
-                        if text_leaf(leaf, path, target, opts, &mut scratch, &mut text)? {
+                        if text_leaf(leaf, job, &mut scratch, &mut text)? {
                             validity.set(i);
                         }
                     }
                 }
             }
             if text.len() > i32::MAX as usize {
-                return exec_err!("{}: output exceeds 2 GiB in one batch", opts.function);
+                return exec_err!("{}: output exceeds 2 GiB in one batch", job.opts.function);
             }
             ends[i] = text.len() as i32;
             Ok(())
         },
     )?;
-    let nulls = validity.finish(len);
+    let nulls = validity.finish(job.len);
     // Every row is whole UTF-8 text: string leaves are checked (ASCII or `from_utf8`) and copied
     // exactly, anything else goes through `from_utf8_lossy`. Tests confirm it in debug builds;
     // arrow's check would read all the text again. `OffsetBuffer::new` asserts the offsets ascend.
@@ -330,7 +315,7 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
         .last()
         .is_some_and(|&end| end as usize != text.len())
     {
-        return exec_err!("{}: text and offsets disagree", opts.function);
+        return exec_err!("{}: text and offsets disagree", job.opts.function);
     }
     // SAFETY: the offsets ascend (asserted by `OffsetBuffer::new`) and end at the end of the
     // text (checked above), and every row is UTF-8 (see above).
@@ -345,13 +330,12 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
 #[inline(never)]
 fn text_leaf(
     (metadata, value, found): (&[u8], &[u8], Found<'_>),
-    path: &VariantPath,
-    target: &DataType,
-    opts: &CastOptions,
+    job: Extraction<'_, '_>,
     scratch: &mut Vec<u8>,
     text: &mut Vec<u8>,
 ) -> Result<bool> {
-    let Some(leaf) = checked_leaf(metadata, value, found, path, opts)? else {
+    let opts = job.opts;
+    let Some(leaf) = checked_leaf(metadata, value, found, job.path, opts)? else {
         return Ok(false);
     };
     let v = leaf.get().map_err(|e| codec(opts.function, e))?;
@@ -362,7 +346,7 @@ fn text_leaf(
         text.extend_from_slice(String::from_utf8_lossy(scratch).as_bytes());
         Ok(true)
     } else if opts.strict {
-        Err(cast_error(leaf, &sql_type_name(target), opts))
+        Err(cast_error(leaf, &sql_type_name(job.target), opts))
     } else {
         Ok(false)
     }
