@@ -203,10 +203,9 @@ pub(crate) fn invoke_get(
             }
             // The lean byte-level lookup; a row it cannot read is re-read by `navigate`, which
             // gives the precise error.
-            let lookup = path.map(VariantPath::raw_lookup);
+            let lookup = path.map(|path| (path, path.raw_lookup()));
             for i in 0..rows {
-                let (Some(path), Some(lookup), Some((m, v))) = (path, &lookup, variants.bytes(i))
-                else {
+                let (Some((path, lookup)), Some((m, v))) = (&lookup, variants.bytes(i)) else {
                     out.append_null();
                     continue;
                 };
