@@ -220,6 +220,7 @@ fn extract_primitive<T: ArrowPrimitiveType>(
                 out[i] = v;
                 validity.set(i);
             }
+            job.opts.end_row(i);
             Ok(())
         },
     )?;
@@ -249,8 +250,10 @@ fn cast_leaf<N>(
         Value::Null => None,
         v => match cast(&v) {
             Some(c) => Some(c),
-            None if opts.strict => return Err(cast_error(leaf, &sql_type_name(job.target), opts)),
-            None => None,
+            None => {
+                opts.cannot_cast(|| cast_error(leaf, &sql_type_name(job.target), opts))?;
+                None
+            }
         },
     })
 }
@@ -292,6 +295,7 @@ fn extract_string(job: Extraction<'_, '_>, mut filter: impl RowFilter) -> Result
                         if text_leaf(leaf, job, &mut scratch, &mut text)? {
                             validity.set(i);
                         }
+                        job.opts.end_row(i);
                     }
                 }
             }
@@ -345,9 +349,8 @@ fn text_leaf(
     } else if to_text(leaf, &v, opts, scratch)? {
         text.extend_from_slice(String::from_utf8_lossy(scratch).as_bytes());
         Ok(true)
-    } else if opts.strict {
-        Err(cast_error(leaf, &sql_type_name(job.target), opts))
     } else {
+        opts.cannot_cast(|| cast_error(leaf, &sql_type_name(job.target), opts))?;
         Ok(false)
     }
 }
@@ -438,16 +441,12 @@ mod tests {
     /// `extract_column` over `array` at `path` to `target`, as `variant_get` (strict) or
     /// `try_variant_get` runs it.
     fn extract(array: &ArrayRef, path: &str, target: &DataType, strict: bool) -> Result<ArrayRef> {
-        let opts = CastOptions {
-            function: if strict {
-                "variant_get"
-            } else {
-                "try_variant_get"
-            },
-            suggestion: "try_variant_get",
-            strict,
-            tz: SessionTimeZone::utc(),
+        let function = if strict {
+            "variant_get"
+        } else {
+            "try_variant_get"
         };
+        let opts = CastOptions::new(function, "try_variant_get", strict, SessionTimeZone::utc());
         let path = VariantPath::parse(path).unwrap();
         let rows = VariantRows::borrowed(array).unwrap();
         Ok(extract_column(&rows, array.len(), &path, target, &opts)?.unwrap())
@@ -503,13 +502,12 @@ mod tests {
     /// Invalid UTF-8 in a short string is corrupt input: an error, also in `try_variant_get`.
     #[test]
     fn invalid_utf8_string_is_an_error() {
-        const EMPTY_META: &[u8] = &[0x01, 0x00, 0x00];
         for value in [
             vec![0x05, 0xFF],
             // Followed by 16 more bytes (a 16-byte window is readable).
             [vec![0x09, b'a', 0xC3], vec![0; 16]].concat(),
         ] {
-            let rows = [(EMPTY_META.to_vec(), value)];
+            let rows = [(crate::codec::EMPTY_METADATA.to_vec(), value)];
             let err = strings(&rows, "$", false).unwrap_err().to_string();
             assert!(err.contains("try_variant_get"), "{err}");
         }

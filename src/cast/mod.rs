@@ -16,4 +16,4 @@ pub mod target_type;
 pub mod to_arrow;
 
 pub use from_arrow::{ArrowToVariant, arrow_to_variant, check_convertible};
-pub use to_arrow::{CastOptions, TypedBuilder};
+pub use to_arrow::{CastOptions, DeferredErrors, OnCastError, TypedBuilder};

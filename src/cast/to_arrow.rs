@@ -1,4 +1,5 @@
 //! Appending variant values to Arrow arrays of a target type, casting each with Spark's rules.
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -27,17 +28,94 @@ use crate::codec::{SessionTimeZone, Value, Variant, write_json};
 use crate::variant_array::{VariantArrayBuilder, has_variant_shape};
 
 /// How casts behave.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CastOptions {
     /// The function named in errors.
     pub function: &'static str,
     /// What the error suggests instead (`try_variant_get`, `try_cast`).
     pub suggestion: &'static str,
-    /// True: a value that cannot be cast is an error. False: it becomes NULL (element-wise in
-    /// arrays, maps and structs).
-    pub strict: bool,
+    /// What a value that cannot be cast gives.
+    pub on_error: OnCastError,
     /// The session time zone for timestamps, dates and their text.
     pub tz: SessionTimeZone,
+}
+
+/// What a value that cannot be cast gives.
+#[derive(Debug)]
+pub enum OnCastError {
+    /// An error (`variant_get`, `CAST`).
+    Raise,
+    /// NULL, element-wise in arrays, maps and structs (`try_variant_get`, `TRY_CAST`).
+    Null,
+    /// NULL as for [`OnCastError::Null`], and the error the row would have raised is kept (see
+    /// [`DeferredErrors`]).
+    Defer(RefCell<DeferredErrors>),
+}
+
+/// The errors of the rows of one batch, kept to be raised later, where the call was written:
+/// an extraction the optimizer moved below a filter must fail only for rows the filter keeps.
+#[derive(Debug, Default)]
+pub struct DeferredErrors {
+    /// The first error of the row being cast.
+    pending: Option<DataFusionError>,
+    /// `(row, error)` for each row that failed, in row order.
+    rows: Vec<(usize, DataFusionError)>,
+}
+
+impl CastOptions {
+    /// Options that raise errors (`strict`) or give NULL.
+    pub fn new(
+        function: &'static str,
+        suggestion: &'static str,
+        strict: bool,
+        tz: SessionTimeZone,
+    ) -> Self {
+        CastOptions {
+            function,
+            suggestion,
+            on_error: if strict {
+                OnCastError::Raise
+            } else {
+                OnCastError::Null
+            },
+            tz,
+        }
+    }
+
+    /// A value cannot be cast (`error` describes it): the error when raising, otherwise Ok
+    /// (the caller gives NULL), keeping the row's first error when deferring.
+    pub fn cannot_cast(&self, error: impl FnOnce() -> DataFusionError) -> Result<()> {
+        match &self.on_error {
+            OnCastError::Raise => Err(error()),
+            OnCastError::Null => Ok(()),
+            OnCastError::Defer(errors) => {
+                let mut errors = errors.borrow_mut();
+                if errors.pending.is_none() {
+                    errors.pending = Some(error());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Row `row` is done: when deferring, its error (if it had one) is kept for it.
+    #[inline]
+    pub fn end_row(&self, row: usize) {
+        if let OnCastError::Defer(errors) = &self.on_error {
+            let mut errors = errors.borrow_mut();
+            if let Some(e) = errors.pending.take() {
+                errors.rows.push((row, e));
+            }
+        }
+    }
+
+    /// The deferred `(row, error)` pairs so far (empty unless deferring).
+    pub fn take_deferred(&self) -> Vec<(usize, DataFusionError)> {
+        match &self.on_error {
+            OnCastError::Defer(errors) => std::mem::take(&mut errors.borrow_mut().rows),
+            _ => vec![],
+        }
+    }
 }
 
 /// An Arrow array under construction, of a type variant values can be cast to.
@@ -388,13 +466,10 @@ impl TypedBuilder {
                 _ => false,
             },
         };
-        if ok {
-            Ok(true)
-        } else if opts.strict {
-            Err(self.cast_error(v, opts))
-        } else {
-            Ok(false)
+        if !ok {
+            opts.cannot_cast(|| self.cast_error(v, opts))?;
         }
+        Ok(ok)
     }
 
     fn data_type_name(&self) -> String {

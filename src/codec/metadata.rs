@@ -2,6 +2,10 @@
 use super::bytes::{read_uint, slice};
 use super::error::{Result, VariantError, malformed};
 
+/// Metadata with an empty dictionary (version 1, one-byte offsets): enough for any value without
+/// objects.
+pub const EMPTY_METADATA: &[u8] = &[0x01, 0x00, 0x00];
+
 /// A view over variant metadata bytes.
 ///
 /// [`Metadata::try_new`] checks the header and that the offset table lies within the bytes;

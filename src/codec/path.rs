@@ -101,6 +101,11 @@ impl VariantPath {
                 _ => return Err(invalid()),
             }
         }
+        Ok(Self::from_segments(segments))
+    }
+
+    /// The path of `segments`.
+    pub fn from_segments(segments: Vec<PathSegment>) -> Self {
         let probe_words = segments
             .iter()
             .map(|s| match s {
@@ -108,10 +113,15 @@ impl VariantPath {
                 PathSegment::Index(_) => None,
             })
             .collect();
-        Ok(VariantPath {
+        VariantPath {
             segments,
             probe_words,
-        })
+        }
+    }
+
+    /// The path of the segments from `start` on (`$` when `start` is past the end).
+    pub fn suffix(&self, start: usize) -> Self {
+        Self::from_segments(self.segments.get(start..).unwrap_or_default().to_vec())
     }
 
     /// The segments.

@@ -23,6 +23,7 @@ pub mod variant_array_length;
 pub mod variant_delete;
 pub mod variant_explode;
 pub mod variant_get;
+pub mod variant_get_checked;
 pub mod variant_insert;
 pub mod variant_object_keys;
 pub mod variant_set;

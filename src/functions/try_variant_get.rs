@@ -5,12 +5,14 @@ use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::{Result, plan_err};
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    ColumnarValue, Documentation, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
-    ScalarUDFImpl, Signature,
+    ColumnarValue, Documentation, Expr, ExpressionPlacement, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature,
 };
 
 use super::common::DOC_SECTION_VARIANT;
-use super::variant_get::{get_return_field, get_signature, invoke_get, specialize};
+use super::variant_get::{
+    GetMode, get_placement, get_return_field, get_signature, invoke_get, specialize,
+};
 use crate::codec::VariantPath;
 
 /// The `try_variant_get` UDF.
@@ -64,7 +66,7 @@ impl ScalarUDFImpl for TryVariantGet {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_get("try_variant_get", false, self.path.as_ref(), args)
+        invoke_get("try_variant_get", GetMode::Try, self.path.as_ref(), args)
     }
 
     fn simplify(&self, args: Vec<Expr>, _info: &SimplifyContext) -> Result<ExprSimplifyResult> {
@@ -78,6 +80,18 @@ impl ScalarUDFImpl for TryVariantGet {
 
     fn documentation(&self) -> Option<&Documentation> {
         Some(&DOC)
+    }
+
+    fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
+        get_placement(args)
+    }
+}
+
+impl TryVariantGet {
+    /// The literal path, parsed at planning time (None before simplification or when the path
+    /// is not a literal).
+    pub fn path(&self) -> Option<&VariantPath> {
+        self.path.as_ref()
     }
 }
 

@@ -1,14 +1,16 @@
 //! `variant_get(v, path [, type])`: extracts the value at a path, cast to a type.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, StringBuilder, StructArray, new_null_array,
+};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
-    ColumnarValue, Documentation, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
-    ScalarUDFImpl, Signature, TypeSignature, Volatility,
+    ColumnarValue, Documentation, Expr, ExpressionPlacement, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 
 use super::common::{
@@ -17,17 +19,26 @@ use super::common::{
 };
 use crate::cast::extract::extract_column;
 use crate::cast::target_type::parse_target_type;
-use crate::cast::{CastOptions, TypedBuilder};
+use crate::cast::{CastOptions, OnCastError, TypedBuilder};
 use crate::codec::{Unreadable, Variant, VariantPath};
 use crate::shredding::extract_shredded;
 use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
 
 /// The `variant_get` UDF. `path` holds the literal path parsed at planning time (see
 /// [`specialize`]).
+///
+/// In its *deferred* form (`variant_get_deferred`, made by the analyzer from a typed
+/// `variant_get` of a column, see [`defer_cast_errors`]), a value that cannot be cast gives NULL
+/// and the error it would raise is returned beside it: `Struct{value, error}`. The optimizer may
+/// then move the extraction toward the scan (a Parquet scan reads it from shredded leaves) while
+/// [`VariantGetChecked`](super::variant_get_checked::VariantGetChecked), left where the call was
+/// written, raises the errors of the rows that get there: a filter that drops a row also drops
+/// its error, as when the call is evaluated in place.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct VariantGet {
     signature: Signature,
     path: Option<VariantPath>,
+    deferred: bool,
 }
 
 impl Default for VariantGet {
@@ -35,8 +46,58 @@ impl Default for VariantGet {
         VariantGet {
             signature: get_signature(),
             path: None,
+            deferred: false,
         }
     }
+}
+
+/// The type of a deferred `variant_get` result: the value and, where it could not be cast, the
+/// error message.
+pub(crate) fn deferred_type(value: &Field) -> DataType {
+    DataType::Struct(Fields::from(vec![
+        value.clone().with_name("value").with_nullable(true),
+        Field::new("error", DataType::Utf8, true),
+    ]))
+}
+
+/// `call` (a `variant_get` call) in the deferred form checked where it stands, when it is
+/// typed (not VARIANT, which cannot fail), strict and reads a column (or an expression the
+/// optimizer can move toward the scan); otherwise `call` itself.
+pub(crate) fn defer_cast_errors(func: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
+    let deferrable = func
+        .inner()
+        .downcast_ref::<VariantGet>()
+        .is_some_and(|get| !get.deferred)
+        && args.len() == 3
+        && args.iter().skip(1).all(|a| matches!(a, Expr::Literal(..)))
+        && !matches!(
+            &args[2],
+            Expr::Literal(t, _) if t.try_as_str().flatten().and_then(|t| parse_target_type(t).ok())
+                == Some(variant_data_type())
+        )
+        && matches!(
+            args[0].placement(),
+            ExpressionPlacement::Column | ExpressionPlacement::MoveTowardsLeafNodes
+        );
+    if !deferrable {
+        return Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args));
+    }
+    let path = func
+        .inner()
+        .downcast_ref::<VariantGet>()
+        .and_then(|get| get.path.clone());
+    let deferred = ScalarUDF::from(VariantGet {
+        signature: get_signature(),
+        path,
+        deferred: true,
+    });
+    Expr::ScalarFunction(ScalarFunction::new_udf(
+        super::variant_get_checked::variant_get_checked_udf(),
+        vec![Expr::ScalarFunction(ScalarFunction::new_udf(
+            Arc::new(deferred),
+            args,
+        ))],
+    ))
 }
 
 /// At planning time (`simplify`), replaces a call whose path is a literal by a call to a UDF
@@ -61,6 +122,24 @@ pub(crate) fn specialize(
     Ok(ExprSimplifyResult::Simplified(Expr::ScalarFunction(
         ScalarFunction::new_udf(Arc::new(make(path)), args),
     )))
+}
+
+/// Where the optimizer may move a `variant_get`/`try_variant_get` call: toward the scan (as
+/// `get_field`) when it reads a column (or a movable expression) with a literal path and type, so
+/// that a Parquet scan gets it in its projection or filter and reads only the shredded leaves the
+/// path needs; otherwise where it is.
+pub(crate) fn get_placement(args: &[ExpressionPlacement]) -> ExpressionPlacement {
+    match args.split_first() {
+        Some((
+            ExpressionPlacement::Column | ExpressionPlacement::MoveTowardsLeafNodes,
+            literals,
+        )) if !literals.is_empty()
+            && literals.iter().all(|p| *p == ExpressionPlacement::Literal) =>
+        {
+            ExpressionPlacement::MoveTowardsLeafNodes
+        }
+        _ => ExpressionPlacement::KeepInPlace,
+    }
 }
 
 /// `(variant, path)` or `(variant, path, type)`.
@@ -137,48 +216,50 @@ pub(crate) fn get_return_field(function: &str, args: &ReturnFieldArgs) -> Result
     })
 }
 
-/// Runs `variant_get` (strict) or `try_variant_get` over a batch.
+/// How a call treats values that cannot be cast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum GetMode {
+    /// `variant_get`: an error.
+    Strict,
+    /// `try_variant_get`: NULL.
+    Try,
+    /// `variant_get_deferred`: NULL, and the error returned beside the value.
+    Deferred,
+}
+
+/// Runs `variant_get`, `try_variant_get` or the deferred form over a batch.
 pub(crate) fn invoke_get(
     function: &'static str,
-    strict: bool,
+    mode: GetMode,
     preparsed: Option<&VariantPath>,
     args: ScalarFunctionArgs,
 ) -> Result<ColumnarValue> {
+    let tz = session_time_zone(function, &args)?;
     let opts = CastOptions {
         function,
         suggestion: "try_variant_get",
-        strict,
-        tz: session_time_zone(function, &args)?,
+        on_error: match mode {
+            GetMode::Strict => OnCastError::Raise,
+            GetMode::Try => OnCastError::Null,
+            GetMode::Deferred => OnCastError::Defer(Default::default()),
+        },
+        tz,
     };
     let all_scalar = args
         .args
         .iter()
         .all(|a| matches!(a, ColumnarValue::Scalar(_)));
     let rows = if all_scalar { 1 } else { args.number_rows };
-    let return_type = args.return_field.data_type().clone();
+    let return_type = match (mode, args.return_field.data_type()) {
+        (GetMode::Deferred, DataType::Struct(fields)) => fields[0].data_type().clone(),
+        (_, data_type) => data_type.clone(),
+    };
     let mut iter = args.args.into_iter();
     let (Some(variant), Some(path)) = (iter.next(), iter.next()) else {
         return exec_err!("{function} expects 2 or 3 arguments");
     };
     let variant = variant.into_array(rows)?;
-    if let (ColumnarValue::Scalar(p), Some(s)) = (&path, variant.as_struct_opt())
-        && let Some(Some(text)) = p.try_as_str()
-        && s.column_by_name("typed_value").is_some()
-        && let Some(found) = match preparsed {
-            Some(path) => extract_shredded(s, path, &return_type),
-            None => extract_shredded(s, &parse_path(function, text)?, &return_type),
-        }
-    {
-        return Ok(if all_scalar {
-            ColumnarValue::Scalar(single_row_scalar(&found)?)
-        } else {
-            ColumnarValue::Array(found)
-        });
-    }
-    let column = VariantColumn::try_new(&variant)?;
-    let variants = column.rows()?;
-    let mut out = TypedBuilder::try_new(&return_type, rows)?;
-    match path {
+    let result = match path {
         ColumnarValue::Scalar(s) => {
             let parsed;
             let path = match s.try_as_str() {
@@ -191,40 +272,15 @@ pub(crate) fn invoke_get(
                 None if s.is_null() => None,
                 None => return exec_err!("{function} expects a string path"),
             };
-            // The commonest targets: one whole-column loop.
-            if let Some(path) = path
-                && let Some(result) = extract_column(&variants, rows, path, &return_type, &opts)?
-            {
-                return Ok(if all_scalar {
-                    ColumnarValue::Scalar(single_row_scalar(&result)?)
-                } else {
-                    ColumnarValue::Array(result)
-                });
-            }
-            // The lean byte-level lookup; a row it cannot read is re-read by `navigate`, which
-            // gives the precise error.
-            let lookup = path.map(|path| (path, path.raw_lookup()));
-            for i in 0..rows {
-                let (Some((path, lookup)), Some((m, v))) = (&lookup, variants.bytes(i)) else {
-                    out.append_null();
-                    continue;
-                };
-                match lookup.find(m, v) {
-                    Ok(None) => out.append_null(),
-                    Ok(Some(leaf)) => {
-                        if !out.append_bytes(m, leaf, &opts)? {
-                            out.append_null();
-                        }
-                    }
-                    Err(Unreadable) => {
-                        let v = Variant::try_new(m, v).map_err(|e| codec_error(function, e))?;
-                        let found = path.navigate(v).map_err(|e| codec_error(function, e))?;
-                        emit(&mut out, found, &opts)?;
-                    }
-                }
+            match path {
+                Some(path) => get_column(&variant, path, &return_type, &opts)?,
+                None => new_null_array(&return_type, rows),
             }
         }
         paths @ ColumnarValue::Array(_) => {
+            let column = VariantColumn::try_new(&variant)?;
+            let variants = column.rows()?;
+            let mut out = TypedBuilder::try_new(&return_type, rows)?;
             // Consecutive equal paths are parsed once.
             let mut paths = PathArg::try_new(function, paths)?;
             for i in 0..rows {
@@ -235,16 +291,96 @@ pub(crate) fn invoke_get(
                     _ => None,
                 };
                 emit(&mut out, found, &opts)?;
+                opts.end_row(i);
             }
+            out.finish()?
         }
-    }
-    let result: ArrayRef = out.finish()?;
+    };
+    let result = if mode == GetMode::Deferred {
+        with_deferred_errors(result, opts.take_deferred(), args.return_field.data_type())?
+    } else {
+        result
+    };
     if all_scalar {
         Ok(ColumnarValue::Scalar(single_row_scalar(&result)?))
     } else {
         debug_assert_eq!(result.len(), rows);
         Ok(ColumnarValue::Array(result))
     }
+}
+
+/// The deferred result: `value` beside the errors of its rows.
+pub(crate) fn with_deferred_errors(
+    value: ArrayRef,
+    errors: Vec<(usize, DataFusionError)>,
+    data_type: &DataType,
+) -> Result<ArrayRef> {
+    let DataType::Struct(fields) = data_type else {
+        return exec_err!("variant_get_deferred returns a struct, not {data_type}");
+    };
+    let mut messages = StringBuilder::new();
+    let mut next = errors.into_iter().peekable();
+    for row in 0..value.len() {
+        match next.next_if(|(r, _)| *r == row) {
+            Some((_, DataFusionError::Execution(message))) => messages.append_value(message),
+            Some((_, other)) => messages.append_value(other.to_string()),
+            None => messages.append_null(),
+        }
+    }
+    Ok(Arc::new(StructArray::try_new(
+        fields.clone(),
+        vec![value, Arc::new(messages.finish())],
+        None,
+    )?))
+}
+
+/// `variant_get` of one constant `path` over every row of `variant` (a variant column of any
+/// layout, shredded ones included), cast to `return_type` with `opts`.
+pub(crate) fn get_column(
+    variant: &ArrayRef,
+    path: &VariantPath,
+    return_type: &DataType,
+    opts: &CastOptions,
+) -> Result<ArrayRef> {
+    let function = opts.function;
+    if let Some(s) = variant.as_struct_opt()
+        && s.column_by_name("typed_value").is_some()
+        && let Some(found) = extract_shredded(s, path, return_type)
+    {
+        return Ok(found);
+    }
+    let rows = variant.len();
+    let column = VariantColumn::try_new(variant)?;
+    let variants = column.rows()?;
+    // The commonest targets: one whole-column loop.
+    if let Some(result) = extract_column(&variants, rows, path, return_type, opts)? {
+        return Ok(result);
+    }
+    // The lean byte-level lookup; a row it cannot read is re-read by `navigate`, which gives the
+    // precise error.
+    let mut out = TypedBuilder::try_new(return_type, rows)?;
+    let lookup = path.raw_lookup();
+    for i in 0..rows {
+        let Some((m, v)) = variants.bytes(i) else {
+            out.append_null();
+            continue;
+        };
+        match lookup.find(m, v) {
+            Ok(None) => out.append_null(),
+            Ok(Some(leaf)) => {
+                if !out.append_bytes(m, leaf, opts)? {
+                    out.append_null();
+                }
+            }
+            Err(Unreadable) => {
+                let v = Variant::try_new(m, v).map_err(|e| codec_error(function, e))?;
+                let found = path.navigate(v).map_err(|e| codec_error(function, e))?;
+                emit(&mut out, found, opts)?;
+            }
+        }
+        opts.end_row(i);
+    }
+    out.finish()
 }
 
 /// Appends a found value (cast), or NULL for a missing one or a failed `try_` cast.
@@ -262,7 +398,11 @@ fn emit(out: &mut TypedBuilder, found: Option<Variant<'_>>, opts: &CastOptions) 
 
 impl ScalarUDFImpl for VariantGet {
     fn name(&self) -> &str {
-        "variant_get"
+        if self.deferred {
+            "variant_get_deferred"
+        } else {
+            "variant_get"
+        }
     }
 
     fn signature(&self) -> &Signature {
@@ -274,11 +414,21 @@ impl ScalarUDFImpl for VariantGet {
     }
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        get_return_field(self.name(), &args)
+        let field = get_return_field("variant_get", &args)?;
+        Ok(if self.deferred {
+            Arc::new(Field::new(self.name(), deferred_type(&field), true))
+        } else {
+            field
+        })
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_get("variant_get", true, self.path.as_ref(), args)
+        let mode = if self.deferred {
+            GetMode::Deferred
+        } else {
+            GetMode::Strict
+        };
+        invoke_get("variant_get", mode, self.path.as_ref(), args)
     }
 
     fn simplify(&self, args: Vec<Expr>, _info: &SimplifyContext) -> Result<ExprSimplifyResult> {
@@ -286,12 +436,35 @@ impl ScalarUDFImpl for VariantGet {
             ScalarUDF::from(VariantGet {
                 signature: get_signature(),
                 path: Some(path),
+                deferred: self.deferred,
             })
         })
     }
 
     fn documentation(&self) -> Option<&Documentation> {
         Some(&DOC)
+    }
+
+    fn placement(&self, args: &[ExpressionPlacement]) -> ExpressionPlacement {
+        // A typed call in place may fail: it stays where it is written (the analyzer makes the
+        // movable, deferred form of the ones that read columns).
+        if !self.deferred && args.len() == 3 {
+            return ExpressionPlacement::KeepInPlace;
+        }
+        get_placement(args)
+    }
+}
+
+impl VariantGet {
+    /// True for the deferred form (see [`VariantGet`]).
+    pub fn is_deferred(&self) -> bool {
+        self.deferred
+    }
+
+    /// The literal path, parsed at planning time (None before simplification or when the path
+    /// is not a literal).
+    pub fn path(&self) -> Option<&VariantPath> {
+        self.path.as_ref()
     }
 }
 

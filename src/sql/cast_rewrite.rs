@@ -4,6 +4,10 @@
 //!   intermediate variant;
 //! - `CAST(x AS VARIANT)` / `TRY_CAST(x AS VARIANT)` of a SQL value -> `to_variant(x)`.
 //!
+//! A typed `variant_get` of a column (also one a cast folded) becomes its deferred form, checked
+//! where it stands (see [`VariantGet`]), so that the optimizer can move the extraction toward the
+//! scan without raising errors for rows a filter drops.
+//!
 //! Our UDFs are recognised by type, not by name. Target types the extraction cannot produce
 //! directly (e.g. `Utf8View`, nanosecond timestamps) are extracted as the closest type and cast.
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use datafusion::logical_expr::{Expr, ExprSchemable, lit};
 use crate::cast::target_type::{map_type, sql_type_name};
 use crate::functions::to_variant::to_variant_udf;
 use crate::functions::try_variant_get::{TryVariantGet, try_variant_get_udf};
-use crate::functions::variant_get::{VariantGet, variant_get_udf};
+use crate::functions::variant_get::{VariantGet, defer_cast_errors, variant_get_udf};
 use crate::variant_array::{has_variant_shape, is_variant_field, variant_data_type};
 
 /// The rewrite; registered by `register_all`.
@@ -40,6 +44,19 @@ impl FunctionRewrite for VariantCastRewrite {
         let (inner, target, is_try) = match expr {
             Expr::Cast(Cast { expr, field }) => (expr, field, false),
             Expr::TryCast(TryCast { expr, field }) => (expr, field, true),
+            // a typed variant_get of a column: deferred, so that it can move toward the scan
+            Expr::ScalarFunction(ScalarFunction { func, args })
+                if func
+                    .inner()
+                    .downcast_ref::<VariantGet>()
+                    .is_some_and(|g| !g.is_deferred())
+                    && args.len() == 3 =>
+            {
+                let deferred = defer_cast_errors(&func, args);
+                let changed =
+                    !matches!(&deferred, Expr::ScalarFunction(f) if Arc::ptr_eq(&f.func, &func));
+                return Ok(Transformed::new_transformed(deferred, changed));
+            }
             other => return Ok(Transformed::no(other)),
         };
         let rebuild = |inner: Box<Expr>, target: FieldRef| {
@@ -85,15 +102,12 @@ impl FunctionRewrite for VariantCastRewrite {
                 ScalarFunction::new_udf(udf, vec![variant, path]),
             )));
         }
-        let udf = if is_try {
-            try_variant_get_udf()
+        let args = vec![variant, path, lit(sql_type_name(&extract_type))];
+        let extraction = if is_try {
+            Expr::ScalarFunction(ScalarFunction::new_udf(try_variant_get_udf(), args))
         } else {
-            variant_get_udf()
+            defer_cast_errors(&variant_get_udf(), args)
         };
-        let extraction = Expr::ScalarFunction(ScalarFunction::new_udf(
-            udf,
-            vec![variant, path, lit(sql_type_name(&extract_type))],
-        ));
         Ok(Transformed::yes(if &extract_type == target.data_type() {
             extraction
         } else {
