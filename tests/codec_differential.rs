@@ -26,10 +26,7 @@ use proptest::test_runner::TestCaseError;
 
 /// 256 cases by default (seconds in debug mode); `PROPTEST_CASES` overrides.
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256)
+    proptest_cases(256)
 }
 
 fn fail(e: impl std::fmt::Display) -> TestCaseError {

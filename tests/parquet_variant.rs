@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{parquet_schema_text, split_variant_file};
+use common::{parquet_schema_text, scratch_dir, split_variant_file};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, Int64Array, RecordBatch, StringArray, StructArray,
 };
@@ -44,13 +44,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "parquet-variant-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    scratch_dir("parquet-variant-test", name)
 }
 
 fn path_str(path: &Path) -> &str {

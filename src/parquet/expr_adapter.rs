@@ -10,15 +10,21 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StructArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, exec_err};
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::expressions::{Column, Literal};
+use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
 };
 
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
+
+use super::facts::FileFacts;
+use super::shredded_get::ShreddedGetExpr;
+use crate::functions::try_variant_get::TryVariantGet;
+use crate::functions::variant_get::{GetMode, VariantGet};
 use crate::variant_array::{has_variant_shape, is_variant_field};
 
 /// Wraps another [`PhysicalExprAdapterFactory`] (DataFusion's default unless given): variant
@@ -27,13 +33,64 @@ use crate::variant_array::{has_variant_shape, is_variant_field};
 #[derive(Debug, Clone)]
 pub struct VariantExprAdapterFactory {
     inner: Arc<dyn PhysicalExprAdapterFactory>,
+    /// The facts of the one file this factory adapts expressions for, when known.
+    facts: Option<Arc<FileFacts>>,
+    /// Where the reads of shredded leaves are counted, when the scan has metrics.
+    metrics: Option<ShreddedReadMetrics>,
+}
+
+/// The scan metrics of reads from shredded leaves (`EXPLAIN ANALYZE` shows them).
+#[derive(Debug, Clone)]
+pub(crate) struct ShreddedReadMetrics {
+    /// Variant paths read from shredded leaves (one per file and path).
+    pub(crate) paths: Count,
+    /// Parquet leaves those reads use (one per file, path and leaf).
+    pub(crate) leaves: Count,
+}
+
+impl ShreddedReadMetrics {
+    /// The metrics, registered in `metrics`.
+    pub(crate) fn new(metrics: &ExecutionPlanMetricsSet) -> Self {
+        ShreddedReadMetrics {
+            paths: MetricBuilder::new(metrics).global_counter("variant_paths_from_shredded_leaves"),
+            leaves: MetricBuilder::new(metrics).global_counter("variant_shredded_leaves_read"),
+        }
+    }
 }
 
 impl VariantExprAdapterFactory {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn PhysicalExprAdapterFactory>) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            facts: None,
+            metrics: None,
+        }
     }
+
+    /// This factory for one file whose footer gave `facts`, counting its reads in `metrics`.
+    pub(crate) fn for_file(&self, facts: Arc<FileFacts>, metrics: ShreddedReadMetrics) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            facts: Some(facts),
+            metrics: Some(metrics),
+        }
+    }
+}
+
+/// True for a struct type with a `typed_value` child.
+fn declares_typed_value(data_type: &DataType) -> bool {
+    matches!(data_type, DataType::Struct(fields) if fields.find("typed_value").is_some())
+}
+
+/// The top-level columns of `schema` that hold variants.
+pub(crate) fn variant_column_names(schema: &Schema) -> Vec<String> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| is_variant_field(f) || has_variant_shape(f.data_type()))
+        .map(|f| f.name().clone())
+        .collect()
 }
 
 impl Default for VariantExprAdapterFactory {
@@ -53,8 +110,10 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
         for field in logical_file_schema.fields() {
             let physical = physical_file_schema.field_with_name(field.name()).ok();
             match physical {
+                // (a table that declares `typed_value` itself reads the file's layout as it is)
                 Some(physical)
                     if (is_variant_field(field) || has_variant_shape(field.data_type()))
+                        && !declares_typed_value(field.data_type())
                         && has_variant_shape(physical.data_type())
                         && physical.data_type() != field.data_type() =>
                 {
@@ -73,8 +132,13 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
             logical_file_schema.metadata().clone(),
         ));
         Ok(Arc::new(VariantExprAdapter {
-            inner: self.inner.create(logical_for_inner, physical_file_schema)?,
+            inner: self
+                .inner
+                .create(logical_for_inner, Arc::clone(&physical_file_schema))?,
             relayout,
+            physical_file_schema,
+            facts: self.facts.clone(),
+            metrics: self.metrics.clone(),
         }))
     }
 }
@@ -82,24 +146,78 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
 #[derive(Debug)]
 struct VariantExprAdapter {
     inner: Arc<dyn PhysicalExprAdapter>,
-    /// Columns to reassemble, with the table's field.
+    /// Columns whose file layout differs from the table's, with the table's field.
     relayout: HashMap<String, FieldRef>,
+    physical_file_schema: SchemaRef,
+    facts: Option<Arc<FileFacts>>,
+    metrics: Option<ShreddedReadMetrics>,
+}
+
+impl VariantExprAdapter {
+    /// `expr` as a read of shredded leaves, when it is a `variant_get`/`try_variant_get` with a
+    /// literal path (and type) of a column this file shreds.
+    fn shredded_get(&self, expr: &Arc<dyn PhysicalExpr>) -> Result<Option<ShreddedGetExpr>> {
+        let Some(call) = expr.downcast_ref::<ScalarFunctionExpr>() else {
+            return Ok(None);
+        };
+        let inner = call.fun().inner();
+        let (mode, path) = if let Some(get) = inner.downcast_ref::<VariantGet>() {
+            let mode = if get.is_deferred() {
+                GetMode::Deferred
+            } else {
+                GetMode::Strict
+            };
+            (mode, get.path())
+        } else if let Some(get) = inner.downcast_ref::<TryVariantGet>() {
+            (GetMode::Try, get.path())
+        } else {
+            return Ok(None);
+        };
+        let args = call.args();
+        let literals = args
+            .iter()
+            .skip(1)
+            .all(|a| a.downcast_ref::<Literal>().is_some());
+        let (Some(path), Some(column), true) = (path, args.first(), literals) else {
+            return Ok(None);
+        };
+        let Some(name) = column.downcast_ref::<Column>().map(Column::name) else {
+            return Ok(None);
+        };
+        if !self.relayout.contains_key(name) {
+            return Ok(None);
+        }
+        let facts = self.facts.as_ref().and_then(|f| f.column(name));
+        let get =
+            ShreddedGetExpr::try_new(call, mode, path, column, &self.physical_file_schema, facts)?;
+        if let (Some(get), Some(metrics)) = (&get, &self.metrics) {
+            metrics.paths.add(1);
+            metrics.leaves.add(get.leaf_names().len());
+        }
+        Ok(get)
+    }
 }
 
 impl PhysicalExprAdapter for VariantExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
         self.inner
             .rewrite(expr)?
-            .transform_up(|e| {
+            .transform_down(|e| {
+                if let Some(get) = self.shredded_get(&e)? {
+                    let get: Arc<dyn PhysicalExpr> = Arc::new(get);
+                    return Ok(Transformed::new(get, true, TreeNodeRecursion::Jump));
+                }
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
                 match self.relayout.get(column.name()) {
-                    Some(field) => Ok(Transformed::yes(Arc::new(RelayoutVariant {
-                        child: Arc::clone(&e),
-                        field: Arc::clone(field),
-                    })
-                        as Arc<dyn PhysicalExpr>)),
+                    Some(field) => {
+                        let relayout: Arc<dyn PhysicalExpr> = Arc::new(RelayoutVariant {
+                            child: Arc::clone(&e),
+                            field: Arc::clone(field),
+                        });
+                        Ok(Transformed::new(relayout, true, TreeNodeRecursion::Jump))
+                    }
                     None => Ok(Transformed::no(e)),
                 }
             })

@@ -5,15 +5,18 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::{ParquetFormat, ParquetFormatFactory};
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory, FileMeta};
+use datafusion::datasource::memory::DataSourceExec;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, FileSource};
+use datafusion::datasource::physical_plan::{
+    FileScanConfig, FileSinkConfig, FileSource, ParquetSource,
+};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::logical_expr::dml::InsertOp;
@@ -32,8 +35,10 @@ use super::logical_types::{
     LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
 };
 use super::sink::{VariantParquetSink, has_variant_column};
+use super::source::VariantParquetSource;
 use super::variant_columns::{
-    VariantColumns, VariantMark, collect_variant_columns, with_variant_extension,
+    VariantColumns, VariantMark, collect_variant_columns, with_unshredded_variant_types,
+    with_variant_extension,
 };
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
@@ -153,6 +158,28 @@ impl VariantParquetFormat {
         Ok(columns)
     }
 
+    /// `schema` (inferred from `objects`) with the variant extension on the columns the files
+    /// mark as variants, each of the unshredded variant type.
+    async fn with_variants(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+        schema: &SchemaRef,
+    ) -> Result<SchemaRef> {
+        let columns = if self.inner.skip_metadata() {
+            self.variant_columns(state, store, objects).await?
+        } else {
+            // the inferred schema already has the fields' and the files' metadata
+            let mut columns = VariantColumns::new();
+            collect_variant_columns(schema, &mut columns);
+            columns
+        };
+        Ok(with_unshredded_variant_types(&with_variant_extension(
+            schema, &columns,
+        )))
+    }
+
     /// The logical-type fix-ups (see [`super::logical_types`]) of `objects`' top-level columns,
     /// from their Parquet schemas. Footers come from DataFusion's file metadata cache, filled by
     /// the inference just before; a file whose footer cannot be read here (an encrypted one) adds
@@ -203,16 +230,21 @@ impl FileFormat for VariantParquetFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
-        let schema = self.inner.infer_schema(state, store, objects).await?;
-        let columns = if self.inner.skip_metadata() {
-            self.variant_columns(state, store, objects).await?
-        } else {
-            // the inferred schema already has the fields' and the files' metadata
-            let mut columns = VariantColumns::new();
-            collect_variant_columns(&schema, &mut columns);
-            columns
+        let schema = match self.inner.infer_schema(state, store, objects).await {
+            Ok(schema) => self.with_variants(state, store, objects, &schema).await?,
+            // Files whose variant columns are shredded differently do not merge as they are:
+            // each file's schema with its variant columns unshredded, merged.
+            Err(merge_error) => {
+                let mut schemas = Vec::with_capacity(objects.len());
+                for object in objects {
+                    let one = std::slice::from_ref(object);
+                    let schema = self.inner.infer_schema(state, store, one).await?;
+                    let schema = self.with_variants(state, store, one, &schema).await?;
+                    schemas.push(schema.as_ref().clone());
+                }
+                Arc::new(Schema::try_merge(schemas).map_err(|_| merge_error)?)
+            }
         };
-        let schema = with_variant_extension(&schema, &columns);
         let fixups = self.logical_type_fixups(state, store, objects).await;
         Ok(with_logical_type_fixups(&schema, &fixups))
     }
@@ -258,14 +290,18 @@ impl FileFormat for VariantParquetFormat {
         state: &dyn Session,
         mut conf: FileScanConfig,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut adapter = None;
         if conf.expr_adapter_factory.is_none() {
             let inner = self
                 .expr_adapter_factory
                 .clone()
                 .unwrap_or_else(|| Arc::new(DefaultPhysicalExprAdapterFactory));
-            conf.expr_adapter_factory = Some(Arc::new(VariantExprAdapterFactory::new(inner)));
+            let ours = Arc::new(VariantExprAdapterFactory::new(inner));
+            conf.expr_adapter_factory = Some(Arc::clone(&ours) as _);
+            adapter = Some(ours);
         }
-        self.inner.create_physical_plan(state, conf).await
+        let plan = self.inner.create_physical_plan(state, conf).await?;
+        Ok(with_variant_source(plan, adapter))
     }
 
     async fn create_writer_physical_plan(
@@ -312,6 +348,25 @@ impl FileFormat for VariantParquetFormat {
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
         self.inner.file_source(table_schema)
     }
+}
+
+/// `plan` (a Parquet scan) with its `ParquetSource` wrapped in a [`VariantParquetSource`].
+fn with_variant_source(
+    plan: Arc<dyn ExecutionPlan>,
+    adapter: Option<Arc<VariantExprAdapterFactory>>,
+) -> Arc<dyn ExecutionPlan> {
+    let Some(exec) = plan.downcast_ref::<DataSourceExec>() else {
+        return plan;
+    };
+    let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>() else {
+        return plan;
+    };
+    let Some(parquet) = config.file_source.downcast_ref::<ParquetSource>() else {
+        return plan;
+    };
+    let mut config = config.clone();
+    config.file_source = Arc::new(VariantParquetSource::new(parquet.clone(), adapter));
+    DataSourceExec::from_data_source(config)
 }
 
 /// Top-level columns that have exactly the unshredded variant layout (`Struct{metadata, value}`,

@@ -20,10 +20,14 @@
 //! functions. A per-file expression rewrite reading `typed_value` directly plugs in through
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
 mod expr_adapter;
+mod facts;
 mod format;
 pub mod logical_types;
+mod pruning;
 mod shred_on_write;
+mod shredded_get;
 mod sink;
+mod source;
 pub mod variant_columns;
 
 use std::collections::HashMap;
@@ -40,7 +44,9 @@ use datafusion::prelude::{DataFrame, SessionContext};
 pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use shred_on_write::{SHRED_OPTION_PREFIX, ShreddingOptions, VariantTableOptions};
+pub use shredded_get::ShreddedGetExpr;
 pub use sink::{VARIANT_SPEC_VERSION, VariantParquetSink};
+pub use source::VariantParquetSource;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
 /// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT

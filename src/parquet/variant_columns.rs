@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::codec::{JsonParser, Value, Variant, VariantBuilder};
 use crate::variant_array::{
@@ -126,6 +126,47 @@ pub fn with_variant_extension(schema: &SchemaRef, columns: &VariantColumns) -> S
             );
             metadata.insert(EXTENSION_METADATA_KEY.to_string(), String::new());
             Arc::new(field.as_ref().clone().with_metadata(metadata))
+        })
+        .collect();
+    if !changed {
+        return Arc::clone(schema);
+    }
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `schema` with each variant field (one carrying the extension) of the unshredded layout
+/// `Struct{metadata, value}` (both non-null, of the binary type the column's `metadata` has),
+/// whatever its layout in the files: shredding is how a file stores a variant, not part of the
+/// table's type. Files of any layout (shredded or not, shredded differently) are brought to it by
+/// the per-file expression adapter, which reads paths from their shredded leaves. Returns
+/// `schema` itself when nothing changes.
+pub fn with_unshredded_variant_types(schema: &SchemaRef) -> SchemaRef {
+    let mut changed = false;
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let DataType::Struct(children) = field.data_type() else {
+                return Arc::clone(field);
+            };
+            if !is_variant_field(field) {
+                return Arc::clone(field);
+            }
+            let binary = match children.find("metadata").map(|(_, f)| f.data_type()) {
+                Some(t @ (DataType::Binary | DataType::LargeBinary | DataType::BinaryView)) => {
+                    t.clone()
+                }
+                _ => DataType::Binary,
+            };
+            let unshredded = DataType::Struct(Fields::from(vec![
+                Field::new("metadata", binary.clone(), false),
+                Field::new("value", binary, false),
+            ]));
+            if field.data_type() == &unshredded {
+                return Arc::clone(field);
+            }
+            changed = true;
+            Arc::new(field.as_ref().clone().with_data_type(unshredded))
         })
         .collect();
     if !changed {

@@ -757,3 +757,108 @@ pub fn parquet_schema_text(path: &std::path::Path) -> String {
     );
     String::from_utf8(out).unwrap()
 }
+
+/// The batches of the Parquet file at `path` as the parquet crate's Arrow reader reads them: the
+/// file's own layout (shredded columns with their `typed_value`), not a table's.
+pub fn read_parquet_raw(path: &std::path::Path) -> Vec<datafusion::arrow::array::RecordBatch> {
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(path).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+    .map(|b| b.unwrap())
+    .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated values
+// ---------------------------------------------------------------------------------------------
+
+/// Values with the keys the test schemas shred (`a`, `b`, `c`, `o`), of varied types (so that some fit their
+/// shredded type and some do not), nested objects and arrays.
+pub fn value_strategy() -> impl proptest::strategy::Strategy<Value = V> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(V::Null),
+        any::<bool>().prop_map(V::Bool),
+        any::<i8>().prop_map(V::I8),
+        any::<i32>().prop_map(V::I32),
+        any::<i64>().prop_map(V::I64),
+        (any::<i32>(), 0u8..4).prop_map(|(x, s)| V::D4(x % 1_000_000_000, s)),
+        (any::<i64>(), 0u8..6).prop_map(|(x, s)| V::D8(x % 1_000_000_000_000_000_000, s)),
+        any::<f64>().prop_map(|x| V::Double(F64(x))),
+        any::<f32>().prop_map(|x| V::Float(F32(x))),
+        "[a-z]{0,8}".prop_map(V::Str),
+        // inside chrono's range (arrow-rs decodes into chrono types)
+        (-90_000_000i32..90_000_000).prop_map(V::Date),
+        (-6_000_000_000_000_000_000i64..6_000_000_000_000_000_000).prop_map(V::Ts),
+        (-6_000_000_000_000_000_000i64..6_000_000_000_000_000_000).prop_map(V::TsNtz),
+        (any::<i64>(), 0u8..3).prop_map(|(x, s)| V::D16(x as i128 * 1_000_000_007, s)),
+        proptest::collection::vec(any::<u8>(), 0..4).prop_map(V::Binary),
+    ];
+    let key = prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("c".to_string()),
+        Just("o".to_string()),
+        "[a-z]{1,3}",
+    ];
+    leaf.prop_recursive(4, 32, 6, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5).prop_map(V::Arr),
+            proptest::collection::vec((key.clone(), inner), 0..6).prop_map(|fields| {
+                let mut seen = std::collections::HashSet::new();
+                V::Obj(
+                    fields
+                        .into_iter()
+                        .filter(|(k, _)| seen.insert(k.clone()))
+                        .collect(),
+                )
+            }),
+        ]
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test harness helpers
+// ---------------------------------------------------------------------------------------------
+
+/// A fresh, empty scratch directory for test `test`, case `name`.
+pub fn scratch_dir(test: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{test}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The number of proptest cases: `PROPTEST_CASES`, or `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The sum of metric `name` over every node of an executed plan.
+pub fn metric_sum(
+    plan: &dyn datafusion::physical_plan::ExecutionPlan,
+    name: &'static str,
+) -> usize {
+    struct Sum(&'static str, usize);
+    impl datafusion::physical_plan::ExecutionPlanVisitor for Sum {
+        type Error = datafusion::error::DataFusionError;
+        fn pre_visit(
+            &mut self,
+            plan: &dyn datafusion::physical_plan::ExecutionPlan,
+        ) -> Result<bool, Self::Error> {
+            if let Some(metrics) = plan.metrics() {
+                self.1 += metrics.sum_by_name(self.0).map_or(0, |m| m.as_usize());
+            }
+            Ok(true)
+        }
+    }
+    let mut sum = Sum(name, 0);
+    datafusion::physical_plan::accept(plan, &mut sum).unwrap();
+    sum.1
+}

@@ -1,0 +1,411 @@
+//! [`VariantParquetSource`]: DataFusion's `ParquetSource` with the per-file work that variant
+//! columns need.
+//!
+//! - **Filters**: a filter on `variant_get(v, ..)` references the whole variant column, which
+//!   `ParquetSource` does not accept; this source adds such conjuncts to the scan's predicate
+//!   (the filter above the scan keeps them too, so results never depend on them). Per file, the
+//!   expression adapter rewrites them into reads of shredded leaves, so with
+//!   `datafusion.execution.parquet.pushdown_filters` they become Parquet row filters that read
+//!   only those leaves.
+//! - **Per-file facts**: before DataFusion's opener plans a file, its footer (through the file
+//!   metadata cache) tells which residual `value` columns of a shredded variant hold nothing in
+//!   the whole file; paths then read neither them nor `metadata`.
+//! - **Pruning**: row groups where the predicate on shredded leaves is false for every row are
+//!   skipped (see [`super::pruning`]).
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::Result;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::physical_plan::parquet::{
+    DefaultParquetFileReaderFactory, ParquetAccessPlan, ParquetFileReaderFactory,
+};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSource, ParquetSource};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::object_store::ObjectStore;
+use datafusion::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use datafusion::parquet::file::metadata::PageIndexPolicy;
+use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr_common::sort_expr::{LexOrdering, PhysicalSortExpr};
+use datafusion::physical_plan::DisplayFormatType;
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
+use datafusion::physical_plan::projection::ProjectionExprs;
+use datafusion::physical_plan::sort_pushdown::SortOrderPushdownResult;
+use datafusion_datasource::PartitionedFile;
+use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
+
+use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
+use super::facts::FileFacts;
+use super::pruning::{VariantPruning, variant_path_call};
+
+/// DataFusion's [`ParquetSource`] plus the variant work described in the module documentation.
+/// [`VariantParquetFormat`](super::VariantParquetFormat) puts it on every scan it plans.
+#[derive(Debug, Clone)]
+pub struct VariantParquetSource {
+    inner: ParquetSource,
+    /// The expression adapter factory the format installed on the scan; the per-file work is
+    /// done only when the scan uses it (not when a table configured another one).
+    adapter: Option<Arc<VariantExprAdapterFactory>>,
+}
+
+impl VariantParquetSource {
+    /// Wraps `inner`, for a scan whose expression adapter factory is `adapter`.
+    pub fn new(inner: ParquetSource, adapter: Option<Arc<VariantExprAdapterFactory>>) -> Self {
+        Self { inner, adapter }
+    }
+
+    /// The wrapped source.
+    pub fn inner(&self) -> &ParquetSource {
+        &self.inner
+    }
+
+    /// `source` wrapped again when it is a `ParquetSource` (what the wrapped source's methods
+    /// return), as it is otherwise.
+    fn rewrap(&self, source: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
+        match source.downcast_ref::<ParquetSource>() {
+            Some(parquet) => Arc::new(Self::new(parquet.clone(), self.adapter.clone())),
+            None => source,
+        }
+    }
+
+    /// The variant paths of the projection and the predicate (`column path`), without repeats,
+    /// in the order met.
+    fn variant_paths(&self) -> Vec<String> {
+        let variants = variant_column_names(self.inner.table_schema().table_schema());
+        let mut paths: Vec<String> = vec![];
+        let exprs = self
+            .inner
+            .projection()
+            .into_iter()
+            .flat_map(|p| p.iter().map(|e| Arc::clone(&e.expr)))
+            .chain(self.inner.filter());
+        for expr in exprs {
+            let _ = expr.apply(|e| {
+                if let Some((column, path)) = variant_path_call(e)
+                    && variants.iter().any(|v| v == column.name())
+                {
+                    let text = format!("{} {path}", column.name());
+                    if !paths.contains(&text) {
+                        paths.push(text);
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+        }
+        paths
+    }
+
+    /// Whether the per-file work can run: not for encrypted files (their footers need the
+    /// decryption properties the opener has).
+    fn per_file_work(&self) -> bool {
+        self.inner
+            .table_parquet_options()
+            .crypto
+            .file_decryption
+            .is_none()
+    }
+}
+
+impl FileSource for VariantParquetSource {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn datafusion::datasource::physical_plan::FileOpener>> {
+        self.inner
+            .create_file_opener(object_store, base_config, partition)
+    }
+
+    fn create_morselizer(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Box<dyn Morselizer>> {
+        // the scan's adapter, if it is the one the format installed
+        let adapter = match (&self.adapter, &base_config.expr_adapter_factory) {
+            (Some(ours), Some(used)) if std::ptr::addr_eq(Arc::as_ptr(ours), Arc::as_ptr(used)) => {
+                Some(ours.as_ref().clone())
+            }
+            _ => None,
+        };
+        let table_schema = self.inner.table_schema().table_schema();
+        let pruning = VariantPruning::try_new(self.inner.filter().as_ref(), table_schema)?;
+        let Some(adapter) = adapter.filter(|_| self.per_file_work()) else {
+            return self
+                .inner
+                .create_morselizer(object_store, base_config, partition);
+        };
+        if variant_column_names(table_schema).is_empty() {
+            return self
+                .inner
+                .create_morselizer(object_store, base_config, partition);
+        }
+        let mut template = base_config.clone();
+        template.file_groups = vec![];
+        let reader_factory = self
+            .inner
+            .parquet_file_reader_factory()
+            .cloned()
+            .unwrap_or_else(|| {
+                Arc::new(DefaultParquetFileReaderFactory::new(Arc::clone(
+                    &object_store,
+                )))
+            });
+        let metrics = self.inner.metrics();
+        Ok(Box::new(VariantMorselizer {
+            shared: Arc::new(Shared {
+                source: self.inner.clone(),
+                object_store,
+                template,
+                partition,
+                adapter,
+                pruning,
+                reader_factory,
+                metrics: metrics.clone(),
+                row_groups_pruned: MetricBuilder::new(metrics)
+                    .global_counter("variant_row_groups_pruned"),
+                read_metrics: ShreddedReadMetrics::new(metrics),
+            }),
+        }))
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        self.inner.table_schema()
+    }
+
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        self.rewrap(self.inner.with_batch_size(batch_size))
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.inner.filter()
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        self.inner.projection()
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        self.inner.metrics()
+    }
+
+    fn file_type(&self) -> &str {
+        self.inner.file_type()
+    }
+
+    /// The Parquet source's details, then the variant paths this scan reads itself (from the
+    /// shredded leaves of files that shred them): `variant_paths=[v $.a, v $.b.c]`.
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        self.inner.fmt_extra(t, f)?;
+        let paths = self.variant_paths();
+        if paths.is_empty() {
+            return Ok(());
+        }
+        match t {
+            DisplayFormatType::TreeRender => writeln!(f, "variant_paths={}", paths.join(", ")),
+            _ => write!(f, ", variant_paths=[{}]", paths.join(", ")),
+        }
+    }
+
+    fn supports_repartitioning(&self) -> bool {
+        self.inner.supports_repartitioning()
+    }
+
+    fn repartitioned(
+        &self,
+        target_partitions: usize,
+        repartition_file_min_size: usize,
+        output_ordering: Option<LexOrdering>,
+        config: &FileScanConfig,
+    ) -> Result<Option<FileScanConfig>> {
+        self.inner.repartitioned(
+            target_partitions,
+            repartition_file_min_size,
+            output_ordering,
+            config,
+        )
+    }
+
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        let table_schema = Arc::clone(self.inner.table_schema().table_schema());
+        let mut result = self.inner.try_pushdown_filters(filters.clone(), config)?;
+        let mut source = match result.updated_node.take() {
+            Some(updated) => match updated.downcast_ref::<ParquetSource>() {
+                Some(parquet) => parquet.clone(),
+                None => {
+                    result.updated_node = Some(updated);
+                    return Ok(result);
+                }
+            },
+            None => self.inner.clone(),
+        };
+        // Filters on variant paths that the Parquet source did not take: into its predicate
+        // (for the per-file rewrite, row filters and pruning); the parent keeps them.
+        let mut added = vec![];
+        for (filter, pushed) in filters.iter().zip(&result.filters) {
+            if matches!(pushed, PushedDown::No)
+                && super::pruning::reads_variant_paths_only(filter, &table_schema)
+            {
+                added.push(Arc::clone(filter));
+            }
+        }
+        if !added.is_empty() {
+            let predicate =
+                datafusion::physical_expr::conjunction(source.filter().into_iter().chain(added));
+            source = source.with_predicate(predicate);
+        }
+        result.updated_node = Some(Arc::new(Self::new(source, self.adapter.clone())));
+        Ok(result)
+    }
+
+    fn try_pushdown_sort(
+        &self,
+        order: &[PhysicalSortExpr],
+        eq_properties: &EquivalenceProperties,
+    ) -> Result<SortOrderPushdownResult<Arc<dyn FileSource>>> {
+        Ok(match self.inner.try_pushdown_sort(order, eq_properties)? {
+            SortOrderPushdownResult::Exact { inner } => SortOrderPushdownResult::Exact {
+                inner: self.rewrap(inner),
+            },
+            SortOrderPushdownResult::Inexact { inner } => SortOrderPushdownResult::Inexact {
+                inner: self.rewrap(inner),
+            },
+            SortOrderPushdownResult::Unsupported => SortOrderPushdownResult::Unsupported,
+        })
+    }
+
+    fn reorder_files(&self, files: Vec<PartitionedFile>) -> Vec<PartitionedFile> {
+        self.inner.reorder_files(files)
+    }
+
+    fn try_pushdown_projection(
+        &self,
+        projection: &ProjectionExprs,
+    ) -> Result<Option<Arc<dyn FileSource>>> {
+        Ok(self
+            .inner
+            .try_pushdown_projection(projection)?
+            .map(|s| self.rewrap(s)))
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        self.inner.apply_expressions(f)
+    }
+}
+
+/// What every file of one partition's scan shares.
+#[derive(Debug)]
+struct Shared {
+    source: ParquetSource,
+    object_store: Arc<dyn ObjectStore>,
+    /// The scan's configuration without its files: each file gets a copy with its own adapter.
+    template: FileScanConfig,
+    partition: usize,
+    adapter: VariantExprAdapterFactory,
+    pruning: Option<VariantPruning>,
+    reader_factory: Arc<dyn ParquetFileReaderFactory>,
+    metrics: ExecutionPlanMetricsSet,
+    row_groups_pruned: Count,
+    read_metrics: ShreddedReadMetrics,
+}
+
+impl Shared {
+    /// Reads `file`'s footer, and hands the file to a Parquet morselizer whose expression adapter
+    /// knows the file's facts, with the row groups pruning skips.
+    async fn plan(self: Arc<Self>, mut file: PartitionedFile) -> Result<Box<dyn MorselPlanner>> {
+        let mut reader = self.reader_factory.create_reader(
+            self.partition,
+            file.clone(),
+            file.metadata_size_hint,
+            &self.metrics,
+        )?;
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Skip);
+        let metadata = reader.get_metadata(Some(&options)).await?;
+        let file_schema: SchemaRef =
+            Arc::clone(ArrowReaderMetadata::try_new(Arc::clone(&metadata), options)?.schema());
+        let facts = FileFacts::new(
+            &metadata,
+            &file_schema,
+            &variant_column_names(self.source.table_schema().table_schema()),
+        );
+        if let Some(pruning) = &self.pruning
+            && file
+                .extensions
+                .get::<datafusion::datasource::physical_plan::parquet::ParquetRowSelection>()
+                .is_none()
+        {
+            let row_groups = metadata.num_row_groups();
+            let keep = pruning.row_groups_to_read(&metadata, &file_schema)?;
+            if keep.iter().any(|k| !k) {
+                let mut plan = file
+                    .extensions
+                    .get::<ParquetAccessPlan>()
+                    .cloned()
+                    .filter(|p| p.len() == row_groups)
+                    .unwrap_or_else(|| ParquetAccessPlan::new_all(row_groups));
+                for (i, keep) in keep.iter().enumerate() {
+                    if !keep && plan.should_scan(i) {
+                        plan.skip(i);
+                        self.row_groups_pruned.add(1);
+                    }
+                }
+                file = file.with_extension(plan);
+            }
+        }
+        let mut config = self.template.clone();
+        config.expr_adapter_factory = Some(Arc::new(
+            self.adapter
+                .for_file(Arc::new(facts), self.read_metrics.clone()),
+        ));
+        let morselizer = self.source.create_morselizer(
+            Arc::clone(&self.object_store),
+            &config,
+            self.partition,
+        )?;
+        morselizer.plan_file(file)
+    }
+}
+
+/// Plans each file through [`Shared::plan`].
+#[derive(Debug)]
+struct VariantMorselizer {
+    shared: Arc<Shared>,
+}
+
+impl Morselizer for VariantMorselizer {
+    fn plan_file(&self, file: PartitionedFile) -> Result<Box<dyn MorselPlanner>> {
+        Ok(Box::new(VariantFilePlanner {
+            shared: Arc::clone(&self.shared),
+            file,
+        }))
+    }
+}
+
+/// One file waiting for its footer.
+#[derive(Debug)]
+struct VariantFilePlanner {
+    shared: Arc<Shared>,
+    file: PartitionedFile,
+}
+
+impl MorselPlanner for VariantFilePlanner {
+    fn plan(self: Box<Self>) -> Result<Option<MorselPlan>> {
+        let Self { shared, file } = *self;
+        Ok(Some(
+            MorselPlan::new().with_pending_planner(shared.plan(file)),
+        ))
+    }
+}

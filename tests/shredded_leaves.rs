@@ -1,0 +1,280 @@
+//! Which Parquet leaves a query on a shredded variant column reads: the byte ranges the scan
+//! requests from the object store are recorded and mapped to the file's column chunks.
+mod common;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use datafusion::object_store::local::LocalFileSystem;
+use datafusion::object_store::path::Path as StorePath;
+use datafusion::object_store::{
+    CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+use datafusion::prelude::SessionContext;
+use datafusion_parquet_variant::session_context;
+use futures::stream::BoxStream;
+
+/// A local file system that records the byte ranges read.
+#[derive(Debug)]
+struct Recording {
+    inner: LocalFileSystem,
+    ranges: Mutex<Vec<Range<u64>>>,
+}
+
+impl fmt::Display for Recording {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Recording({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for Recording {
+    async fn put_opts(
+        &self,
+        location: &StorePath,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> datafusion::object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &StorePath,
+        opts: PutMultipartOptions,
+    ) -> datafusion::object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &StorePath,
+        options: GetOptions,
+    ) -> datafusion::object_store::Result<GetResult> {
+        if let Some(GetRange::Bounded(range)) = &options.range {
+            self.ranges.lock().unwrap().push(range.clone());
+        }
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &StorePath,
+        ranges: &[Range<u64>],
+    ) -> datafusion::object_store::Result<Vec<bytes::Bytes>> {
+        self.ranges.lock().unwrap().extend(ranges.iter().cloned());
+        self.inner.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, datafusion::object_store::Result<StorePath>>,
+    ) -> BoxStream<'static, datafusion::object_store::Result<StorePath>> {
+        self.inner.delete_stream(locations)
+    }
+
+    fn list(
+        &self,
+        prefix: Option<&StorePath>,
+    ) -> BoxStream<'static, datafusion::object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    async fn list_with_delimiter(
+        &self,
+        prefix: Option<&StorePath>,
+    ) -> datafusion::object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &StorePath,
+        to: &StorePath,
+        options: CopyOptions,
+    ) -> datafusion::object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch_dir("shredded-leaves-test", name)
+}
+
+/// A session reading files through a [`Recording`] store, with the table `t` over `path`.
+async fn recording_session(path: &Path) -> (SessionContext, Arc<Recording>) {
+    let ctx = session_context();
+    let store = Arc::new(Recording {
+        inner: LocalFileSystem::new(),
+        ranges: Mutex::new(vec![]),
+    });
+    ctx.register_object_store(
+        &url::Url::parse("file://").unwrap(),
+        Arc::clone(&store) as _,
+    );
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
+        path.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    (ctx, store)
+}
+
+/// The leaves (dotted Parquet paths) whose column chunks overlap the ranges read by `sql`.
+async fn leaves_read(
+    ctx: &SessionContext,
+    store: &Recording,
+    path: &Path,
+    sql: &str,
+) -> BTreeSet<String> {
+    store.ranges.lock().unwrap().clear();
+    ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let ranges = store.ranges.lock().unwrap().clone();
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut read = BTreeSet::new();
+    for rg in reader.metadata().row_groups() {
+        for column in rg.columns() {
+            let (start, len) = column.byte_range();
+            let chunk = start..start + len;
+            if ranges
+                .iter()
+                .any(|r| r.start < chunk.end && chunk.start < r.end)
+            {
+                read.insert(column.column_path().string());
+            }
+        }
+    }
+    read
+}
+
+fn set(leaves: &[&str]) -> BTreeSet<String> {
+    leaves.iter().map(|s| s.to_string()).collect()
+}
+
+/// Writes the test file: `v` shredded as `struct<a bigint, b string, c array<struct<x bigint,
+/// y string>>, d struct<e double>>`; every `a` is a bigint (its residual is empty), some `b` are
+/// not strings, a few rows hold unshredded fields.
+async fn write_file(dir: &Path) -> PathBuf {
+    let ctx = session_context();
+    let path = dir.join("events.parquet");
+    ctx.sql(&format!(
+        r#"COPY (SELECT id, parse_json(j) AS v FROM (VALUES
+            (1, '{{"a":1,"b":"x","c":[{{"x":10,"y":"p"}}],"d":{{"e":1.5e0}}}}'),
+            (2, '{{"a":2,"b":7,"c":[],"d":{{"e":2.5e0,"f":1}}}}'),
+            (3, '{{"a":3,"b":"z","zz":true,"c":[{{"x":"eleven"}}]}}')
+          ) AS t(id, j)) TO '{}' STORED AS PARQUET
+          OPTIONS ('variant.shred.v' 'struct<a bigint, b string, c array<struct<x bigint, y string>>, d struct<e double>>')"#,
+        path.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn paths_read_only_their_leaves() {
+    let dir = scratch("paths");
+    let path = write_file(&dir).await;
+    let (ctx, store) = recording_session(&path).await;
+    let read = |sql: &'static str| {
+        let (ctx, store, path) = (&ctx, &store, &path);
+        async move { leaves_read(ctx, store, path, sql).await }
+    };
+
+    // a fully shredded path: its typed leaf alone (the residual is empty in the file)
+    assert_eq!(
+        read("SELECT v:a::bigint FROM t").await,
+        set(&["v.typed_value.a.typed_value"])
+    );
+    // a path with residuals (7 is no string): the leaf's value, its typed value, the metadata
+    assert_eq!(
+        read("SELECT v:b::string FROM t").await,
+        set(&[
+            "v.metadata",
+            "v.typed_value.b.typed_value",
+            "v.typed_value.b.value"
+        ])
+    );
+    // two paths of one column: their leaves together
+    assert_eq!(
+        read("SELECT v:a::bigint, v:b::string FROM t WHERE id > 0").await,
+        set(&[
+            "id",
+            "v.metadata",
+            "v.typed_value.a.typed_value",
+            "v.typed_value.b.typed_value",
+            "v.typed_value.b.value"
+        ])
+    );
+    // a nested field: its leaves only, not its parent's residual (d.value holds {"f":1})
+    assert_eq!(
+        read("SELECT v:d.e::double FROM t").await,
+        set(&["v.typed_value.d.typed_value.e.typed_value"])
+    );
+    // a field that is not shredded: the object's residual (and the metadata to look it up)
+    assert_eq!(
+        read("SELECT v:zz::boolean FROM t").await,
+        set(&["v.metadata", "v.value"])
+    );
+    // an array element: the array's leaves ("eleven" is a residual)
+    assert_eq!(
+        read("SELECT try_variant_get(v, '$.c[0].x', 'bigint') FROM t").await,
+        set(&[
+            "v.metadata",
+            "v.typed_value.c.typed_value.list.element.typed_value.x.typed_value",
+            "v.typed_value.c.typed_value.list.element.typed_value.x.value",
+            "v.typed_value.c.typed_value.list.element.typed_value.y.typed_value",
+            "v.typed_value.c.typed_value.list.element.typed_value.y.value",
+            "v.typed_value.c.typed_value.list.element.value",
+        ])
+    );
+    // a filter on a path reads the same leaves
+    assert_eq!(
+        read("SELECT id FROM t WHERE v:a::bigint = 2").await,
+        set(&["id", "v.typed_value.a.typed_value"])
+    );
+    // the whole value: every leaf of the column
+    let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let every_leaf: BTreeSet<String> = reader.metadata().row_groups()[0]
+        .columns()
+        .iter()
+        .map(|c| c.column_path().string())
+        .filter(|p| p.starts_with("v."))
+        .collect();
+    assert_eq!(every_leaf.len(), 15);
+    assert_eq!(read("SELECT to_json(v) FROM t").await, every_leaf);
+}
+
+#[tokio::test]
+async fn unshredded_files_read_the_whole_column() {
+    let dir = scratch("unshredded");
+    let ctx = session_context();
+    let path = dir.join("plain.parquet");
+    ctx.sql(&format!(
+        r#"COPY (SELECT 1 AS id, parse_json('{{"a":1}}') AS v) TO '{}' STORED AS PARQUET"#,
+        path.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let (ctx, store) = recording_session(&path).await;
+    assert_eq!(
+        leaves_read(&ctx, &store, &path, "SELECT v:a::bigint FROM t").await,
+        set(&["v.metadata", "v.value"])
+    );
+}

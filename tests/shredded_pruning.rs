@@ -1,0 +1,255 @@
+//! Row groups skipped with the statistics of shredded leaves: only where the predicate is false
+//! for every row, never where a row's value sits in a residual `value` (whose values the leaf's
+//! statistics do not cover); the answers are those of the same query in memory.
+mod common;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::{metric_sum, proptest_cases, scratch_dir};
+use datafusion::physical_plan::collect;
+use datafusion::prelude::SessionContext;
+use datafusion_parquet_variant::session_context;
+use proptest::prelude::*;
+
+fn scratch(name: &str) -> PathBuf {
+    scratch_dir("shredded-pruning-test", name)
+}
+
+/// The ids `sql` selects (its first column, sorted), and the row groups pruned by variant paths.
+async fn ids(ctx: &SessionContext, sql: &str) -> (Vec<i64>, usize) {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await.unwrap();
+    let pruned = metric_sum(plan.as_ref(), "variant_row_groups_pruned");
+    let mut ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let column = datafusion::arrow::compute::cast(
+                b.column(0),
+                &datafusion::arrow::datatypes::DataType::Int64,
+            )
+            .unwrap();
+            let column = column
+                .as_any()
+                .downcast_ref::<datafusion::arrow::array::Int64Array>()
+                .unwrap()
+                .clone();
+            column.iter().flatten().collect::<Vec<_>>()
+        })
+        .collect();
+    ids.sort();
+    (ids, pruned)
+}
+
+/// `rows` (`(id, json)`) as table `mem`, and written to `dir` in row groups of `group_rows`
+/// rows, shredded as `shredding`, as table `t`.
+async fn tables(
+    rows: &[(i64, &str)],
+    shredding: &str,
+    group_rows: usize,
+    dir: &Path,
+) -> SessionContext {
+    let ctx = session_context();
+    let values: Vec<String> = rows
+        .iter()
+        .map(|(id, json)| format!("({id}, '{}')", json.replace('\'', "''")))
+        .collect();
+    ctx.sql(&format!(
+        "CREATE TABLE mem AS SELECT id, parse_json(j) AS v FROM (VALUES {}) AS r(id, j)",
+        values.join(", ")
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let path = dir.join("t.parquet");
+    ctx.sql(&format!(
+        "COPY (SELECT * FROM mem ORDER BY id) TO '{}' STORED AS PARQUET \
+         OPTIONS ('variant.shred.v' '{shredding}', 'format.max_row_group_size' '{group_rows}')",
+        path.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
+        path.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    ctx
+}
+
+/// Four row groups of two rows: kinds a/a, b/b, "c" and the number 5 (a residual of another
+/// type), "d" and none.
+const ROWS: &[(i64, &str)] = &[
+    (1, r#"{"kind":"a","n":1}"#),
+    (2, r#"{"kind":"a","n":2}"#),
+    (3, r#"{"kind":"b","n":3}"#),
+    (4, r#"{"kind":"b","n":4}"#),
+    (5, r#"{"kind":"c","n":5}"#),
+    (6, r#"{"kind":5,"n":6.5e0}"#),
+    (7, r#"{"kind":"d","n":7}"#),
+    (8, r#"{"n":8}"#),
+];
+
+#[tokio::test]
+async fn row_groups_are_skipped_only_where_no_row_can_match() {
+    let dir = scratch("example");
+    let ctx = tables(ROWS, "struct<kind string, n bigint>", 2, &dir).await;
+    // (predicate, ids, row groups pruned): the third row group keeps 5 in kind's residual and
+    // 6.5 in n's, so it is never skipped on them
+    let cases: &[(&str, &[i64], usize)] = &[
+        ("v:kind::string = 'c'", &[5], 3),
+        ("v:kind::string = 'b'", &[3, 4], 2),
+        // "5" matches the residual 5 cast to a string: its row group must be read
+        ("v:kind::string = '5'", &[6], 3),
+        ("v:kind::string IN ('a', 'd')", &[1, 2, 7], 1),
+        ("v:kind::string >= 'c'", &[5, 7], 2),
+        ("v:kind::string LIKE 'b%'", &[3, 4], 2),
+        ("v:kind::string IS NULL", &[8], 2),
+        (
+            "v:kind::string = 'c' OR v:kind::string = 'a'",
+            &[1, 2, 5],
+            2,
+        ),
+        ("try_variant_get(v, '$.n', 'bigint') > 6", &[7, 8], 2),
+        (
+            "try_variant_get(v, '$.n', 'bigint') BETWEEN 2 AND 3",
+            &[2, 3],
+            1,
+        ),
+        ("try_variant_get(v, '$.n', 'bigint') < 2", &[1], 2),
+        // a leaf of another type than asked for: its statistics are not used
+        ("v:n::double > 6.4", &[6, 7, 8], 0),
+        // not shredded: nothing to prune with
+        ("v:zz::string = 'x'", &[], 0),
+        // a path the file shreds, beside one it does not: the shredded conjunct prunes
+        ("v:kind::string = 'a' AND v:zz::string IS NULL", &[1, 2], 2),
+    ];
+    for pushdown in [false, true] {
+        ctx.sql(&format!(
+            "SET datafusion.execution.parquet.pushdown_filters = {pushdown}"
+        ))
+        .await
+        .unwrap();
+        for (predicate, expected, pruned) in cases {
+            let (in_memory, _) = ids(&ctx, &format!("SELECT id FROM mem WHERE {predicate}")).await;
+            assert_eq!(&in_memory, expected, "memory: {predicate}");
+            let (got, got_pruned) = ids(&ctx, &format!("SELECT id FROM t WHERE {predicate}")).await;
+            assert_eq!(&got, expected, "file: {predicate} (pushdown {pushdown})");
+            assert_eq!(
+                got_pruned, *pruned,
+                "pruned by {predicate} (pushdown {pushdown})"
+            );
+        }
+    }
+}
+
+/// Leaves shredded as their type in some row groups only: a residual anywhere in a row group
+/// keeps it.
+fn kind_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-e]".prop_map(|s| format!("\"{s}\"")),
+        (0i64..5).prop_map(|n| n.to_string()),
+        Just("null".to_string()),
+        Just("[\"a\"]".to_string()),
+        Just("{\"x\":1}".to_string()),
+    ]
+}
+
+fn number_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (-5i64..5).prop_map(|n| n.to_string()),
+        (-5i64..5).prop_map(|n| format!("{n}.5e0")),
+        (-5i64..5).prop_map(|n| format!("\"{n}\"")),
+        Just("null".to_string()),
+    ]
+}
+
+fn row() -> impl Strategy<Value = String> {
+    (
+        proptest::option::weighted(0.8, kind_value()),
+        proptest::option::weighted(0.8, number_value()),
+        proptest::option::weighted(0.9, proptest::option::weighted(0.8, number_value())),
+    )
+        .prop_map(|(kind, n, o)| {
+            let mut fields = vec![];
+            if let Some(k) = kind {
+                fields.push(format!("\"kind\":{k}"));
+            }
+            if let Some(n) = n {
+                fields.push(format!("\"n\":{n}"));
+            }
+            match o {
+                Some(Some(m)) => fields.push(format!("\"o\":{{\"m\":{m}}}")),
+                Some(None) => fields.push("\"o\":7".to_string()),
+                None => {}
+            }
+            format!("{{{}}}", fields.join(","))
+        })
+}
+
+fn predicates() -> Vec<String> {
+    let mut out = vec![];
+    for k in ["a", "c", "e", "3"] {
+        out.push(format!("v:kind::string = '{k}'"));
+        out.push(format!("v:kind::string > '{k}'"));
+        out.push(format!("try_variant_get(v, '$.kind', 'string') <= '{k}'"));
+    }
+    for n in [-3, 0, 2] {
+        out.push(format!("try_variant_get(v, '$.n', 'bigint') = {n}"));
+        out.push(format!("try_variant_get(v, '$.n', 'bigint') < {n}"));
+        out.push(format!("try_variant_get(v, '$.o.m', 'bigint') >= {n}"));
+        out.push(format!("try_variant_get(v, '$.n', 'double') > {n}.2"));
+    }
+    out.push("v:kind::string IS NULL".into());
+    out.push("try_variant_get(v, '$.o.m', 'bigint') IS NOT NULL".into());
+    out
+}
+
+fn cases() -> u32 {
+    proptest_cases(16)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// Any rows, any predicate on the shredded paths: the file (pruned) gives the memory's
+    /// answer.
+    #[test]
+    fn pruned_reads_give_the_unpruned_answers(
+        rows in proptest::collection::vec(row(), 1..40),
+        group_rows in 1usize..6,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let result: Result<usize, String> = runtime.block_on(async {
+            let dir = scratch("property");
+            let rows: Vec<(i64, &str)> =
+                rows.iter().enumerate().map(|(i, r)| (i as i64, r.as_str())).collect();
+            let ctx = tables(&rows, "struct<kind string, n bigint, o struct<m bigint>>", group_rows, &dir).await;
+            let mut pruned = 0;
+            for predicate in predicates() {
+                let (expected, _) = ids(&ctx, &format!("SELECT id FROM mem WHERE {predicate}")).await;
+                let (got, p) = ids(&ctx, &format!("SELECT id FROM t WHERE {predicate}")).await;
+                pruned += p;
+                if got != expected {
+                    return Err(format!("{predicate}: file {got:?}, memory {expected:?}"));
+                }
+            }
+            Ok(pruned)
+        });
+        prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+    }
+}
