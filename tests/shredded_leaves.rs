@@ -229,16 +229,32 @@ async fn paths_read_only_their_leaves() {
         read("SELECT v:zz::boolean FROM t").await,
         set(&["v.metadata", "v.value"])
     );
-    // an array element: the array's leaves ("eleven" is a residual)
+    // a field of an array's element: that field's leaves in the elements ("eleven" is a
+    // residual), not the elements' other fields
     assert_eq!(
         read("SELECT try_variant_get(v, '$.c[0].x', 'bigint') FROM t").await,
         set(&[
             "v.metadata",
             "v.typed_value.c.typed_value.list.element.typed_value.x.typed_value",
             "v.typed_value.c.typed_value.list.element.typed_value.x.value",
+        ])
+    );
+    // with a path beside it, the union of their leaves
+    assert_eq!(
+        read("SELECT try_variant_get(v, '$.c[1].y', 'string'), v:a::bigint FROM t").await,
+        set(&[
+            "v.typed_value.a.typed_value",
             "v.typed_value.c.typed_value.list.element.typed_value.y.typed_value",
-            "v.typed_value.c.typed_value.list.element.typed_value.y.value",
-            "v.typed_value.c.typed_value.list.element.value",
+        ])
+    );
+    // in a filter too (the extraction moves into the scan's projection)
+    assert_eq!(
+        read("SELECT id FROM t WHERE try_variant_get(v, '$.c[0].x', 'bigint') = 10").await,
+        set(&[
+            "id",
+            "v.metadata",
+            "v.typed_value.c.typed_value.list.element.typed_value.x.typed_value",
+            "v.typed_value.c.typed_value.list.element.typed_value.x.value",
         ])
     );
     // a filter on a path reads the same leaves

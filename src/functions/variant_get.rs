@@ -318,18 +318,23 @@ pub(crate) fn with_deferred_errors(
     let DataType::Struct(fields) = data_type else {
         return exec_err!("variant_get_deferred returns a struct, not {data_type}");
     };
-    let mut messages = StringBuilder::new();
-    let mut next = errors.into_iter().peekable();
-    for row in 0..value.len() {
-        match next.next_if(|(r, _)| *r == row) {
-            Some((_, DataFusionError::Execution(message))) => messages.append_value(message),
-            Some((_, other)) => messages.append_value(other.to_string()),
-            None => messages.append_null(),
+    let messages: ArrayRef = if errors.is_empty() {
+        new_null_array(&DataType::Utf8, value.len())
+    } else {
+        let mut messages = StringBuilder::new();
+        let mut next = errors.into_iter().peekable();
+        for row in 0..value.len() {
+            match next.next_if(|(r, _)| *r == row) {
+                Some((_, DataFusionError::Execution(message))) => messages.append_value(message),
+                Some((_, other)) => messages.append_value(other.to_string()),
+                None => messages.append_null(),
+            }
         }
-    }
+        Arc::new(messages.finish())
+    };
     Ok(Arc::new(StructArray::try_new(
         fields.clone(),
-        vec![value, Arc::new(messages.finish())],
+        vec![value, messages],
         None,
     )?))
 }

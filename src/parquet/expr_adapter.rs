@@ -37,6 +37,11 @@ pub struct VariantExprAdapterFactory {
     facts: Option<Arc<FileFacts>>,
     /// Where the reads of shredded leaves are counted, when the scan has metrics.
     metrics: Option<ShreddedReadMetrics>,
+    /// The variant columns of the file read through a cast to a clipped type, with that type
+    /// (see [`clipped_type`](super::shredded_get::clipped_type)), and the scan's predicate,
+    /// whose reads name their leaves with `get_field` (a Parquet row filter takes those only).
+    clips: Arc<HashMap<String, DataType>>,
+    predicate: Option<Arc<dyn PhysicalExpr>>,
 }
 
 /// The scan metrics of reads from shredded leaves (`EXPLAIN ANALYZE` shows them).
@@ -65,15 +70,27 @@ impl VariantExprAdapterFactory {
             inner,
             facts: None,
             metrics: None,
+            clips: Arc::default(),
+            predicate: None,
         }
     }
 
-    /// This factory for one file whose footer gave `facts`, counting its reads in `metrics`.
-    pub(crate) fn for_file(&self, facts: Arc<FileFacts>, metrics: ShreddedReadMetrics) -> Self {
+    /// This factory for one file whose footer gave `facts`, counting its reads in `metrics`,
+    /// with the clipped types of the columns whose projected paths go through arrays and the
+    /// scan's predicate.
+    pub(crate) fn for_file(
+        &self,
+        facts: Arc<FileFacts>,
+        metrics: ShreddedReadMetrics,
+        clips: HashMap<String, DataType>,
+        predicate: Option<Arc<dyn PhysicalExpr>>,
+    ) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
             facts: Some(facts),
             metrics: Some(metrics),
+            clips: Arc::new(clips),
+            predicate,
         }
     }
 }
@@ -139,6 +156,8 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
             physical_file_schema,
             facts: self.facts.clone(),
             metrics: self.metrics.clone(),
+            clips: Arc::clone(&self.clips),
+            predicate: self.predicate.clone(),
         }))
     }
 }
@@ -151,12 +170,18 @@ struct VariantExprAdapter {
     physical_file_schema: SchemaRef,
     facts: Option<Arc<FileFacts>>,
     metrics: Option<ShreddedReadMetrics>,
+    clips: Arc<HashMap<String, DataType>>,
+    predicate: Option<Arc<dyn PhysicalExpr>>,
 }
 
 impl VariantExprAdapter {
     /// `expr` as a read of shredded leaves, when it is a `variant_get`/`try_variant_get` with a
     /// literal path (and type) of a column this file shreds.
-    fn shredded_get(&self, expr: &Arc<dyn PhysicalExpr>) -> Result<Option<ShreddedGetExpr>> {
+    fn shredded_get(
+        &self,
+        expr: &Arc<dyn PhysicalExpr>,
+        in_predicate: bool,
+    ) -> Result<Option<ShreddedGetExpr>> {
         let Some(call) = expr.downcast_ref::<ScalarFunctionExpr>() else {
             return Ok(None);
         };
@@ -188,8 +213,16 @@ impl VariantExprAdapter {
             return Ok(None);
         }
         let facts = self.facts.as_ref().and_then(|f| f.column(name));
-        let get =
-            ShreddedGetExpr::try_new(call, mode, path, column, &self.physical_file_schema, facts)?;
+        let clip = self.clips.get(name).filter(|_| !in_predicate);
+        let get = ShreddedGetExpr::try_new(
+            call,
+            mode,
+            path,
+            column,
+            &self.physical_file_schema,
+            facts,
+            clip,
+        )?;
         if let (Some(get), Some(metrics)) = (&get, &self.metrics) {
             metrics.paths.add(1);
             metrics.leaves.add(get.leaf_names().len());
@@ -200,10 +233,14 @@ impl VariantExprAdapter {
 
 impl PhysicalExprAdapter for VariantExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
+        let in_predicate = self
+            .predicate
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(p, &expr) || p.as_ref() == expr.as_ref());
         self.inner
             .rewrite(expr)?
             .transform_down(|e| {
-                if let Some(get) = self.shredded_get(&e)? {
+                if let Some(get) = self.shredded_get(&e, in_predicate)? {
                     let get: Arc<dyn PhysicalExpr> = Arc::new(get);
                     return Ok(Transformed::new(get, true, TreeNodeRecursion::Jump));
                 }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use datafusion::arrow::datatypes::Schema;
-use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 /// The facts of one file (see the module documentation).
 #[derive(Debug, Default)]
@@ -51,12 +51,10 @@ impl FileFacts {
             if !wanted.contains(root.as_str()) || last != "value" || parts.len() < 2 {
                 continue;
             }
-            let empty = metadata.row_groups().iter().all(|rg| {
-                rg.column(i)
-                    .statistics()
-                    .and_then(|s| s.null_count_opt())
-                    .is_some_and(|nulls| nulls == rg.num_rows() as u64)
-            });
+            let empty = metadata
+                .row_groups()
+                .iter()
+                .all(|rg| holds_nothing(rg.column(i)));
             facts
                 .columns
                 .entry(root.clone())
@@ -71,6 +69,16 @@ impl FileFacts {
     pub(crate) fn column(&self, name: &str) -> Option<&ColumnFacts> {
         self.columns.get(name)
     }
+}
+
+/// True when every value of a column chunk is null, by its statistics (a leaf inside an array
+/// has a value per element: its null count is compared with its value count, not the row
+/// count). A chunk without a null count may hold values.
+pub(crate) fn holds_nothing(chunk: &ColumnChunkMetaData) -> bool {
+    chunk
+        .statistics()
+        .and_then(|s| s.null_count_opt())
+        .is_some_and(|nulls| i64::try_from(nulls).ok() == Some(chunk.num_values()))
 }
 
 impl ColumnFacts {

@@ -30,6 +30,7 @@ use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr, conjunction, s
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 
 use super::expr_adapter::variant_column_names;
+use super::facts::holds_nothing;
 use crate::codec::{PathSegment, VariantPath};
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_get::VariantGet;
@@ -302,12 +303,7 @@ fn leaf_statistics(
     // Row groups whose residual holds something: their statistics are unknown.
     let unknown: BooleanArray = row_groups
         .iter()
-        .map(|rg| {
-            Some(value_index.is_some_and(|i| {
-                rg.column(i).statistics().and_then(|s| s.null_count_opt())
-                    != Some(rg.num_rows() as u64)
-            }))
-        })
+        .map(|rg| Some(value_index.is_some_and(|i| !holds_nothing(rg.column(i)))))
         .collect();
     let converter = StatisticsConverter::from_column_index(typed_index, leaf, descr)?
         .with_missing_null_counts_as_zero(false);

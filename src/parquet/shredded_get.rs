@@ -38,13 +38,29 @@ use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
 use datafusion::config::ConfigOptions;
 use datafusion::functions::core::get_field;
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::physical_expr::expressions::{Column, Literal};
+use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 
 use super::facts::ColumnFacts;
 use crate::cast::{CastOptions, OnCastError};
 use crate::codec::{EMPTY_METADATA, PathSegment, SessionTimeZone, VariantPath};
 use crate::functions::variant_get::{GetMode, get_column, with_deferred_errors};
+
+/// The element of an array in a leaf path (Parquet names it `list.element`).
+const ELEMENT: &str = "[]";
+
+/// A leaf path with Parquet's names for array elements.
+fn parquet_names(leaf: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(leaf.len() + 1);
+    for part in leaf {
+        if part == ELEMENT {
+            out.extend(["list".to_string(), "element".to_string()]);
+        } else {
+            out.push(part.clone());
+        }
+    }
+    out
+}
 
 /// One step of the typed descent along a path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -63,7 +79,8 @@ pub(crate) struct ShreddedRead {
     /// True when the descent covers the whole path (the answer is the last group's value);
     /// false when the rest of the path is looked up in the `value` of the group it ends at.
     complete: bool,
-    /// The Parquet leaves read, as field paths inside the variant column.
+    /// The Parquet leaves the answer comes from, as field paths inside the variant column
+    /// ([`ELEMENT`] for an array's element).
     leaves: Vec<Vec<String>>,
     /// True when the file holds nothing at the path's group (its `value` is empty in the whole
     /// file and it has no `typed_value`): every answer is NULL and no leaf of it is read.
@@ -85,9 +102,9 @@ impl ShreddedRead {
             return None;
         };
         fields.find("typed_value")?;
-        let empty = |leaf: &[String]| facts.is_some_and(|f| f.is_empty(leaf));
+        let empty = |leaf: &[String]| facts.is_some_and(|f| f.is_empty(&parquet_names(leaf)));
         let residuals_under =
-            |prefix: &[String]| facts.is_none_or(|f| f.has_residuals_under(prefix));
+            |prefix: &[String]| facts.is_none_or(|f| f.has_residuals_under(&parquet_names(prefix)));
         let mut read = ShreddedRead {
             steps: vec![],
             complete: true,
@@ -96,8 +113,6 @@ impl ShreddedRead {
         };
         let mut group = fields.clone();
         let mut prefix: Vec<String> = vec![];
-        // Once inside an array, the array's whole subtree is read: its leaves are not listed.
-        let mut in_array = false;
         let mut needs_metadata = false;
         for segment in path.segments() {
             let typed = group.find("typed_value").map(|(_, f)| f.data_type());
@@ -120,23 +135,13 @@ impl ShreddedRead {
                 break;
             };
             match &step {
-                Step::Field(key) if !in_array => {
-                    prefix.extend(["typed_value".to_string(), key.clone()]);
-                }
-                Step::Field(_) => {}
-                Step::Element(_) => {
-                    if !in_array {
-                        let array = child(&prefix, "typed_value");
-                        needs_metadata |= residuals_under(&array);
-                        read.leaves.push(array);
-                        in_array = true;
-                    }
-                }
+                Step::Field(key) => prefix.extend(["typed_value".to_string(), key.clone()]),
+                Step::Element(_) => prefix.extend(["typed_value".to_string(), ELEMENT.to_string()]),
             }
             read.steps.push(step);
             group = next_group;
         }
-        if group.find("value").is_some() && !in_array {
+        if group.find("value").is_some() {
             let value = child(&prefix, "value");
             if !empty(&value) {
                 needs_metadata = true;
@@ -144,7 +149,6 @@ impl ShreddedRead {
             }
         }
         if read.complete
-            && !in_array
             && let Some((_, typed)) = group.find("typed_value")
         {
             let mut leaves = TypedLeaves {
@@ -155,13 +159,31 @@ impl ShreddedRead {
             };
             leaves.collect(typed.data_type(), child(&prefix, "typed_value"));
         }
-        read.always_null = !in_array
-            && !read.steps.is_empty()
-            && !read.leaves.iter().any(|leaf| leaf.starts_with(&prefix));
+        read.always_null =
+            !read.steps.is_empty() && !read.leaves.iter().any(|leaf| leaf.starts_with(&prefix));
         if needs_metadata || read.leaves.is_empty() {
             read.leaves.push(vec!["metadata".to_string()]);
         }
         Some(read)
+    }
+
+    /// True when the path goes through a shredded array.
+    pub(crate) fn through_array(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::Element(_)))
+    }
+
+    /// The leaves `get_field` chains can name: each leaf, or the array it is in (whose whole
+    /// subtree is then read), without repeats.
+    fn field_leaves(&self) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = vec![];
+        for leaf in &self.leaves {
+            let end = leaf.iter().position(|p| p == ELEMENT).unwrap_or(leaf.len());
+            let leaf = leaf[..end].to_vec();
+            if !out.contains(&leaf) {
+                out.push(leaf);
+            }
+        }
+        out
     }
 
     /// The answer for every row of `variant`, the column as read under the projection mask
@@ -306,14 +328,24 @@ impl ShreddedRead {
         get_column(&(Arc::new(sub) as ArrayRef), &rest, return_type, opts)
     }
 
-    /// The leaves read, as `get_field` chains over `column`.
+    /// The expressions that name the leaves to read over `column`: one cast of the column to
+    /// `clip` (the type of the column clipped to the leaves every path on it needs, see
+    /// [`clipped_type`]), or else one `get_field` chain per leaf (an array is named whole).
     fn leaf_exprs(
         &self,
         column: &Arc<dyn PhysicalExpr>,
         file_schema: &Schema,
         config: &Arc<ConfigOptions>,
+        clip: Option<&DataType>,
     ) -> Result<Vec<Arc<dyn PhysicalExpr>>> {
-        self.leaves
+        if let Some(clip) = clip {
+            return Ok(vec![Arc::new(CastExpr::new(
+                Arc::clone(column),
+                clip.clone(),
+                None,
+            ))]);
+        }
+        self.field_leaves()
             .iter()
             .map(|leaf| {
                 let mut args = vec![Arc::clone(column)];
@@ -329,6 +361,55 @@ impl ShreddedRead {
                 )?) as Arc<dyn PhysicalExpr>)
             })
             .collect()
+    }
+}
+
+/// `file_type` (a variant column's type in a file) clipped to what `reads` need: the struct
+/// fields and array elements on the way to their leaves. Reading a column through a cast to it
+/// (DataFusion clips the Parquet read to the cast's fields) fetches only those leaves, inside
+/// arrays too, which `get_field` cannot reach; all the reads of one column share it. None when
+/// nothing is left out.
+pub(crate) fn clipped_type(file_type: &DataType, reads: &[&ShreddedRead]) -> Option<DataType> {
+    let leaves: Vec<&[String]> = reads
+        .iter()
+        .flat_map(|r| r.leaves.iter().map(Vec::as_slice))
+        .collect();
+    clip(file_type, &leaves).filter(|clipped| clipped != file_type)
+}
+
+fn clip(data_type: &DataType, leaves: &[&[String]]) -> Option<DataType> {
+    if leaves.iter().any(|l| l.is_empty()) {
+        return Some(data_type.clone());
+    }
+    let under = |name: &str| -> Vec<&[String]> {
+        leaves
+            .iter()
+            .filter(|l| l[0] == name)
+            .map(|l| &l[1..])
+            .collect()
+    };
+    match data_type {
+        DataType::Struct(fields) => {
+            let kept: Vec<FieldRef> = fields
+                .iter()
+                .filter_map(|f| {
+                    let sub = under(f.name());
+                    if sub.is_empty() {
+                        return None;
+                    }
+                    let t = clip(f.data_type(), &sub)?;
+                    Some(Arc::new(f.as_ref().clone().with_data_type(t)))
+                })
+                .collect();
+            (!kept.is_empty()).then(|| DataType::Struct(Fields::from(kept)))
+        }
+        DataType::List(element) => {
+            let t = clip(element.data_type(), &under(ELEMENT))?;
+            Some(DataType::List(Arc::new(
+                element.as_ref().clone().with_data_type(t),
+            )))
+        }
+        _ => None,
     }
 }
 
@@ -444,7 +525,8 @@ pub struct ShreddedGetExpr {
     /// The name of the variant column (for display).
     column: String,
     read: ShreddedRead,
-    /// One `get_field` chain per leaf of [`ShreddedRead::leaves`], all over the same column.
+    /// What names the leaves read, over the column: one `get_field` chain per leaf, or one
+    /// cast to the clipped type (see [`ShreddedRead::leaf_exprs`]).
     leaves: Vec<Arc<dyn PhysicalExpr>>,
 }
 
@@ -459,6 +541,7 @@ impl ShreddedGetExpr {
         column: &Arc<dyn PhysicalExpr>,
         file_schema: &Schema,
         facts: Option<&ColumnFacts>,
+        clip: Option<&DataType>,
     ) -> Result<Option<Self>> {
         let Some(col) = column.downcast_ref::<Column>() else {
             return Ok(None);
@@ -468,7 +551,7 @@ impl ShreddedGetExpr {
             return Ok(None);
         };
         let config = Arc::new(call.config_options().clone());
-        let leaves = read.leaf_exprs(column, file_schema, &config)?;
+        let leaves = read.leaf_exprs(column, file_schema, &config, clip)?;
         Ok(Some(ShreddedGetExpr {
             function: if mode == GetMode::Try {
                 "try_variant_get"
@@ -496,10 +579,15 @@ impl ShreddedGetExpr {
 
     /// The variant column as decoded under the projection mask.
     fn pruned_column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
-        let column = self.leaves.first().and_then(|leaf| {
-            leaf.downcast_ref::<ScalarFunctionExpr>()
-                .and_then(|f| f.args().first())
-        });
+        let column = self
+            .leaves
+            .first()
+            .and_then(|leaf| match leaf.downcast_ref::<CastExpr>() {
+                Some(cast) => Some(cast.expr()),
+                None => leaf
+                    .downcast_ref::<ScalarFunctionExpr>()
+                    .and_then(|f| f.args().first()),
+            });
         let Some(column) = column else {
             return internal_err!("shredded read of {} has no leaves", self.column);
         };

@@ -15,7 +15,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use std::collections::HashMap;
+
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
@@ -41,6 +43,8 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
 use super::pruning::{VariantPruning, variant_path_call};
+use super::shredded_get::{ShreddedRead, clipped_type};
+use crate::codec::VariantPath;
 
 /// DataFusion's [`ParquetSource`] plus the variant work described in the module documentation.
 /// [`VariantParquetFormat`](super::VariantParquetFormat) puts it on every scan it plans.
@@ -323,6 +327,49 @@ struct Shared {
 }
 
 impl Shared {
+    /// The variant columns of a file some projected path of which goes through a shredded
+    /// array, each with its type clipped to what all the projected paths on it need (see
+    /// [`clipped_type`]).
+    fn clipped_columns(
+        &self,
+        file_schema: &Schema,
+        facts: &FileFacts,
+    ) -> HashMap<String, DataType> {
+        let mut paths: HashMap<String, Vec<VariantPath>> = HashMap::new();
+        for expr in self.source.projection().into_iter().flat_map(|p| p.iter()) {
+            let _ = expr.expr.apply(|e| {
+                if let Some((column, path)) = variant_path_call(e) {
+                    paths
+                        .entry(column.name().to_string())
+                        .or_default()
+                        .push(path.clone());
+                }
+                Ok(TreeNodeRecursion::Continue)
+            });
+        }
+        let mut clips = HashMap::new();
+        for (column, paths) in paths {
+            let Ok(field) = file_schema.field_with_name(&column) else {
+                continue;
+            };
+            let reads: Option<Vec<ShreddedRead>> = paths
+                .iter()
+                .map(|p| ShreddedRead::plan(field.data_type(), p, facts.column(&column)))
+                .collect();
+            let Some(reads) = reads else {
+                continue;
+            };
+            if !reads.iter().any(ShreddedRead::through_array) {
+                continue;
+            }
+            let reads: Vec<&ShreddedRead> = reads.iter().collect();
+            if let Some(clip) = clipped_type(field.data_type(), &reads) {
+                clips.insert(column, clip);
+            }
+        }
+        clips
+    }
+
     /// Reads `file`'s footer, and hands the file to a Parquet morselizer whose expression adapter
     /// knows the file's facts, with the row groups pruning skips.
     async fn plan(self: Arc<Self>, mut file: PartitionedFile) -> Result<Box<dyn MorselPlanner>> {
@@ -365,11 +412,14 @@ impl Shared {
                 file = file.with_extension(plan);
             }
         }
+        let clips = self.clipped_columns(&file_schema, &facts);
         let mut config = self.template.clone();
-        config.expr_adapter_factory = Some(Arc::new(
-            self.adapter
-                .for_file(Arc::new(facts), self.read_metrics.clone()),
-        ));
+        config.expr_adapter_factory = Some(Arc::new(self.adapter.for_file(
+            Arc::new(facts),
+            self.read_metrics.clone(),
+            clips,
+            self.source.filter(),
+        )));
         let morselizer = self.source.create_morselizer(
             Arc::clone(&self.object_store),
             &config,
