@@ -1016,6 +1016,26 @@ pub fn write_object(out: &mut Vec<u8>, base: &[u8], fields: &[(u32, std::ops::Ra
     }
 }
 
+/// Writes an array whose element values are already encoded: `elements` are ranges of `base`,
+/// in order. Widths are the smallest that fit; the values are copied unchanged.
+pub fn write_array(out: &mut Vec<u8>, base: &[u8], elements: &[std::ops::Range<usize>]) {
+    let n = elements.len();
+    let data_size: usize = elements.iter().map(|e| e.len()).sum();
+    let offset_width = width_for(data_size);
+    let is_large = n > 255;
+    out.push(basic_type::ARRAY | ((is_large as u8) << 4) | (((offset_width - 1) as u8) << 2));
+    write_uint(out, n as u32, if is_large { 4 } else { 1 });
+    let mut offset = 0;
+    for e in elements {
+        write_uint(out, offset as u32, offset_width);
+        offset += e.len();
+    }
+    write_uint(out, data_size as u32, offset_width);
+    for e in elements {
+        out.extend_from_slice(&base[e.clone()]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

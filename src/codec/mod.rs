@@ -39,7 +39,7 @@ mod raw;
 mod validate;
 mod value;
 
-pub use builder::{VariantBuilder, write_object};
+pub use builder::{VariantBuilder, write_array, write_object};
 pub use error::{Result, VariantError};
 pub use format::SessionTimeZone;
 pub use json_parse::JsonParser;

@@ -9,6 +9,7 @@
 //! residual `value` and a shredded column is taken from the shredded column (the spec: "the
 //! `typed_value` column must be used"). The types of the shredded columns are checked before any
 //! row is read, so an unsupported shredding schema is an error even when every row is NULL.
+mod reassemble;
 mod shred;
 
 use std::sync::Arc;
@@ -62,12 +63,22 @@ impl<'a> Group<'a> {
     }
 }
 
-/// Reassembles every row of a shredded variant struct array into `Struct{metadata, value}`.
+/// Reassembles every row of a shredded variant struct array into `Struct{metadata, value}`:
+/// against each row's own metadata where every shredded field name is in it (as the spec
+/// requires; see `reassemble.rs`), else with a fresh dictionary per row.
 pub fn unshred(array: &StructArray) -> Result<StructArray> {
+    check_group(array.fields(), "")?;
+    if let Some(reassembled) = reassemble::reassemble(array)? {
+        return Ok(reassembled);
+    }
+    rebuild(array)
+}
+
+/// [`unshred`] with a fresh dictionary per row (every value re-encoded).
+fn rebuild(array: &StructArray) -> Result<StructArray> {
     let metadata = array
         .column_by_name("metadata")
         .ok_or_else(|| DataFusionError::Execution("variant column has no metadata".into()))?;
-    check_group(array.fields(), "")?;
     let group = Group::of(array);
     let mut out = VariantArrayBuilder::with_capacity(array.len());
     let mut builder = VariantBuilder::new();

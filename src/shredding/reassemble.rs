@@ -1,0 +1,701 @@
+//! Reassembling shredded variants against each row's own metadata.
+//!
+//! The spec requires every field name of a variant, shredded or not, to be in its metadata, so a
+//! reassembled value can use the row's metadata as it is: the metadata column is kept, residual
+//! values are copied byte for byte, shredded fields get the ids their names have in the
+//! dictionary, and only the shredded columns are encoded. The shredding schema is resolved once
+//! per batch ([`GroupPlan`]), not per row.
+//!
+//! A row whose shredded field name is missing from its metadata (an invalid file) cannot be
+//! written this way: [`reassemble`] then returns None and the caller rebuilds the batch with a
+//! fresh dictionary.
+use std::ops::Range;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal32Array,
+    Decimal64Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Float64Array, Int8Array,
+    Int16Array, Int32Array, Int64Array, StructArray, Time64MicrosecondArray,
+    TimestampMicrosecondArray, TimestampNanosecondArray,
+};
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
+use datafusion::common::{DataFusionError, Result, exec_err};
+
+use super::codec_err;
+use crate::codec::{
+    DEFAULT_MAX_DEPTH, Metadata, Value, Variant, VariantError, basic_type, primitive, write_array,
+    write_object,
+};
+
+/// Binary bytes of any layout.
+#[derive(Clone, Copy)]
+enum Bytes<'a> {
+    Binary(&'a BinaryArray),
+    Large(&'a datafusion::arrow::array::LargeBinaryArray),
+    View(&'a datafusion::arrow::array::BinaryViewArray),
+}
+
+impl<'a> Bytes<'a> {
+    fn new(array: &'a ArrayRef) -> Result<Self> {
+        Ok(match array.data_type() {
+            DataType::Binary => Bytes::Binary(array.as_binary()),
+            DataType::LargeBinary => Bytes::Large(array.as_binary()),
+            DataType::BinaryView => Bytes::View(array.as_binary_view()),
+            other => return exec_err!("shredded variant value must be binary, got {other}"),
+        })
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&'a [u8]> {
+        match self {
+            Bytes::Binary(a) => a.is_valid(i).then(|| a.value(i)),
+            Bytes::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Bytes::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+/// Text of any layout.
+#[derive(Clone, Copy)]
+enum Text<'a> {
+    Utf8(&'a datafusion::arrow::array::StringArray),
+    Large(&'a datafusion::arrow::array::LargeStringArray),
+    View(&'a datafusion::arrow::array::StringViewArray),
+}
+
+impl<'a> Text<'a> {
+    #[inline]
+    fn get(&self, i: usize) -> &'a [u8] {
+        match self {
+            Text::Utf8(a) => a.value(i).as_bytes(),
+            Text::Large(a) => a.value(i).as_bytes(),
+            Text::View(a) => a.value(i).as_bytes(),
+        }
+    }
+}
+
+/// A shredded primitive column, resolved to its concrete array.
+enum Primitive<'a> {
+    Boolean(&'a BooleanArray),
+    Int8(&'a Int8Array),
+    Int16(&'a Int16Array),
+    Int32(&'a Int32Array),
+    Int64(&'a Int64Array),
+    Float32(&'a Float32Array),
+    Float64(&'a Float64Array),
+    Decimal32(&'a Decimal32Array, u8, u8),
+    Decimal64(&'a Decimal64Array, u8, u8),
+    Decimal128(&'a Decimal128Array, u8, u8),
+    Date(&'a Date32Array),
+    Time(&'a Time64MicrosecondArray),
+    /// (values, with a time zone)
+    TimestampMicros(&'a TimestampMicrosecondArray, bool),
+    TimestampNanos(&'a TimestampNanosecondArray, bool),
+    String(Text<'a>),
+    Binary(Bytes<'a>),
+    Uuid(&'a FixedSizeBinaryArray),
+}
+
+/// The scale of a shredded decimal, checked.
+fn scale_of(s: i8) -> Result<u8> {
+    u8::try_from(s).ok().filter(|s| *s <= 38).ok_or_else(|| {
+        DataFusionError::Execution(format!("shredded decimal scale {s} is out of range"))
+    })
+}
+
+impl<'a> Primitive<'a> {
+    fn new(array: &'a ArrayRef) -> Result<Option<Self>> {
+        Ok(Some(match array.data_type() {
+            DataType::Boolean => Primitive::Boolean(array.as_boolean()),
+            DataType::Int8 => Primitive::Int8(array.as_primitive()),
+            DataType::Int16 => Primitive::Int16(array.as_primitive()),
+            DataType::Int32 => Primitive::Int32(array.as_primitive()),
+            DataType::Int64 => Primitive::Int64(array.as_primitive()),
+            DataType::Float32 => Primitive::Float32(array.as_primitive()),
+            DataType::Float64 => Primitive::Float64(array.as_primitive()),
+            DataType::Decimal32(p, s) => {
+                Primitive::Decimal32(array.as_primitive(), *p, scale_of(*s)?)
+            }
+            DataType::Decimal64(p, s) => {
+                Primitive::Decimal64(array.as_primitive(), *p, scale_of(*s)?)
+            }
+            DataType::Decimal128(p, s) => {
+                Primitive::Decimal128(array.as_primitive(), *p, scale_of(*s)?)
+            }
+            DataType::Date32 => Primitive::Date(array.as_primitive()),
+            DataType::Time64(TimeUnit::Microsecond) => Primitive::Time(array.as_primitive()),
+            DataType::Timestamp(TimeUnit::Microsecond, tz) => {
+                Primitive::TimestampMicros(array.as_primitive(), tz.is_some())
+            }
+            DataType::Timestamp(TimeUnit::Nanosecond, tz) => {
+                Primitive::TimestampNanos(array.as_primitive(), tz.is_some())
+            }
+            DataType::Utf8 => Primitive::String(Text::Utf8(array.as_string())),
+            DataType::LargeUtf8 => Primitive::String(Text::Large(array.as_string())),
+            DataType::Utf8View => Primitive::String(Text::View(array.as_string_view())),
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+                Primitive::Binary(Bytes::new(array)?)
+            }
+            DataType::FixedSizeBinary(16) => Primitive::Uuid(array.as_fixed_size_binary()),
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Appends row `i` (valid) encoded as a variant primitive.
+    #[inline]
+    fn write(&self, i: usize, out: &mut Vec<u8>) {
+        fn fixed(out: &mut Vec<u8>, type_id: u8, data: &[u8]) {
+            out.push(type_id << 2);
+            out.extend_from_slice(data);
+        }
+        fn decimal(out: &mut Vec<u8>, unscaled: i128, precision: u8, scale: u8) {
+            if precision <= 9 {
+                out.extend_from_slice(&[primitive::DECIMAL4 << 2, scale]);
+                out.extend_from_slice(&(unscaled as i32).to_le_bytes());
+            } else if precision <= 18 {
+                out.extend_from_slice(&[primitive::DECIMAL8 << 2, scale]);
+                out.extend_from_slice(&(unscaled as i64).to_le_bytes());
+            } else {
+                out.extend_from_slice(&[primitive::DECIMAL16 << 2, scale]);
+                out.extend_from_slice(&unscaled.to_le_bytes());
+            }
+        }
+        match self {
+            Primitive::Boolean(a) => out.push(
+                (if a.value(i) {
+                    primitive::TRUE
+                } else {
+                    primitive::FALSE
+                }) << 2,
+            ),
+            Primitive::Int8(a) => fixed(out, primitive::INT8, &a.value(i).to_le_bytes()),
+            Primitive::Int16(a) => fixed(out, primitive::INT16, &a.value(i).to_le_bytes()),
+            Primitive::Int32(a) => fixed(out, primitive::INT32, &a.value(i).to_le_bytes()),
+            Primitive::Int64(a) => fixed(out, primitive::INT64, &a.value(i).to_le_bytes()),
+            Primitive::Float32(a) => fixed(out, primitive::FLOAT, &a.value(i).to_le_bytes()),
+            Primitive::Float64(a) => fixed(out, primitive::DOUBLE, &a.value(i).to_le_bytes()),
+            Primitive::Decimal32(a, p, s) => decimal(out, a.value(i) as i128, *p, *s),
+            Primitive::Decimal64(a, p, s) => decimal(out, a.value(i) as i128, *p, *s),
+            Primitive::Decimal128(a, p, s) => decimal(out, a.value(i), *p, *s),
+            Primitive::Date(a) => fixed(out, primitive::DATE, &a.value(i).to_le_bytes()),
+            Primitive::Time(a) => fixed(out, primitive::TIME, &a.value(i).to_le_bytes()),
+            Primitive::TimestampMicros(a, utc) => fixed(
+                out,
+                if *utc {
+                    primitive::TIMESTAMP
+                } else {
+                    primitive::TIMESTAMP_NTZ
+                },
+                &a.value(i).to_le_bytes(),
+            ),
+            Primitive::TimestampNanos(a, utc) => fixed(
+                out,
+                if *utc {
+                    primitive::TIMESTAMP_NANOS
+                } else {
+                    primitive::TIMESTAMP_NTZ_NANOS
+                },
+                &a.value(i).to_le_bytes(),
+            ),
+            Primitive::String(t) => {
+                let s = t.get(i);
+                if s.len() < 64 {
+                    out.push(((s.len() as u8) << 2) | basic_type::SHORT_STRING);
+                } else {
+                    out.push(primitive::STRING << 2);
+                    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                }
+                out.extend_from_slice(s);
+            }
+            Primitive::Binary(b) => {
+                let bytes = b.get(i).unwrap_or_default();
+                out.push(primitive::BINARY << 2);
+                out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                out.extend_from_slice(bytes);
+            }
+            Primitive::Uuid(a) => fixed(out, primitive::UUID, a.value(i)),
+        }
+    }
+}
+
+/// The element range of row `i` of an array column of any list layout.
+enum Lists<'a> {
+    Offsets32(&'a [i32]),
+    Offsets64(&'a [i64]),
+    Views32(&'a [i32], &'a [i32]),
+    Views64(&'a [i64], &'a [i64]),
+    Fixed(usize),
+}
+
+impl Lists<'_> {
+    #[inline]
+    fn range(&self, i: usize) -> Range<usize> {
+        match self {
+            Lists::Offsets32(o) => o[i] as usize..o[i + 1] as usize,
+            Lists::Offsets64(o) => o[i] as usize..o[i + 1] as usize,
+            Lists::Views32(o, s) => o[i] as usize..(o[i] + s[i]) as usize,
+            Lists::Views64(o, s) => o[i] as usize..(o[i] + s[i]) as usize,
+            Lists::Fixed(n) => i * n..(i + 1) * n,
+        }
+    }
+}
+
+/// A `typed_value` column, resolved.
+enum Typed<'a> {
+    Primitive(Primitive<'a>),
+    /// The shredded fields, sorted by name (as an object's fields are stored).
+    Object(Vec<ObjectField<'a>>),
+    Array(Lists<'a>, Box<GroupPlan<'a>>),
+}
+
+/// A shredded field of an object.
+struct ObjectField<'a> {
+    name: &'a str,
+    /// Where the writer keeps the id of `name` in a row's metadata.
+    slot: usize,
+    /// The field's group (its nulls: the field is missing, for files whose groups are optional).
+    array: &'a StructArray,
+    group: GroupPlan<'a>,
+}
+
+/// A `{value, typed_value}` group, resolved once per batch.
+pub(super) struct GroupPlan<'a> {
+    value: Option<Bytes<'a>>,
+    typed: Option<(&'a ArrayRef, Typed<'a>)>,
+}
+
+impl<'a> GroupPlan<'a> {
+    /// The plan of `group`; its object fields take slots from `slots` on.
+    pub(super) fn new(group: &'a StructArray, depth: usize, slots: &mut usize) -> Result<Self> {
+        if depth > DEFAULT_MAX_DEPTH {
+            return Err(codec_err(VariantError::DepthLimitExceeded(
+                DEFAULT_MAX_DEPTH,
+            )));
+        }
+        let value = group.column_by_name("value").map(Bytes::new).transpose()?;
+        let typed = match group.column_by_name("typed_value") {
+            Some(t) => Some((t, Typed::new(t, depth, slots)?)),
+            None => None,
+        };
+        Ok(GroupPlan { value, typed })
+    }
+}
+
+impl<'a> Typed<'a> {
+    fn new(array: &'a ArrayRef, depth: usize, slots: &mut usize) -> Result<Self> {
+        if let Some(p) = Primitive::new(array)? {
+            return Ok(Typed::Primitive(p));
+        }
+        let mut element = |values: &'a ArrayRef| -> Result<Box<GroupPlan<'a>>> {
+            match values.as_struct_opt() {
+                Some(s) => Ok(Box::new(GroupPlan::new(s, depth + 1, slots)?)),
+                None => exec_err!("shredded array elements must be groups of value/typed_value"),
+            }
+        };
+        Ok(match array.data_type() {
+            DataType::Struct(fields) => {
+                let s = array.as_struct();
+                let mut out = Vec::with_capacity(fields.len());
+                for (field, column) in fields.iter().zip(s.columns()) {
+                    let Some(group) = column.as_struct_opt() else {
+                        return exec_err!(
+                            "shredded object field `{}` must be a group of value/typed_value",
+                            field.name()
+                        );
+                    };
+                    let slot = *slots;
+                    *slots += 1;
+                    out.push(ObjectField {
+                        name: field.name(),
+                        slot,
+                        array: group,
+                        group: GroupPlan::new(group, depth + 1, slots)?,
+                    });
+                }
+                out.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+                Typed::Object(out)
+            }
+            DataType::List(_) => {
+                let l = array.as_list::<i32>();
+                Typed::Array(Lists::Offsets32(l.value_offsets()), element(l.values())?)
+            }
+            DataType::LargeList(_) => {
+                let l = array.as_list::<i64>();
+                Typed::Array(Lists::Offsets64(l.value_offsets()), element(l.values())?)
+            }
+            DataType::ListView(_) => {
+                let l = array.as_list_view::<i32>();
+                Typed::Array(
+                    Lists::Views32(l.value_offsets(), l.value_sizes()),
+                    element(l.values())?,
+                )
+            }
+            DataType::LargeListView(_) => {
+                let l = array.as_list_view::<i64>();
+                Typed::Array(
+                    Lists::Views64(l.value_offsets(), l.value_sizes()),
+                    element(l.values())?,
+                )
+            }
+            DataType::FixedSizeList(_, n) => {
+                let l = array.as_fixed_size_list();
+                Typed::Array(Lists::Fixed(*n as usize), element(l.values())?)
+            }
+            other => return exec_err!("unsupported shredded variant type {other}"),
+        })
+    }
+}
+
+/// A shredded field name that the row's metadata does not have: the row cannot reuse it.
+struct KeyNotInMetadata;
+
+/// One object field being written: its key, its id in the row's metadata, its bytes in the
+/// object's buffer.
+type Entry<'k> = (&'k [u8], u32, Range<usize>);
+
+/// Buffers reused across rows, one set per nesting depth.
+#[derive(Default)]
+struct Scratch<'k> {
+    bytes: Vec<Vec<u8>>,
+    entries: Vec<Vec<Entry<'k>>>,
+    ranges: Vec<Vec<Range<usize>>>,
+    ids: Vec<(u32, Range<usize>)>,
+}
+
+/// The ids of the shredded field names in the metadata of the rows written so far: rows
+/// usually share a few metadata dictionaries, whose lookups are then done once.
+struct FieldIds<'k> {
+    /// `(metadata bytes, id by slot)`; ids are looked up when first needed.
+    known: Vec<(&'k [u8], Vec<u32>)>,
+    /// The entry of the current row.
+    current: usize,
+    slots: usize,
+}
+
+/// An id not looked up yet.
+const UNKNOWN: u32 = u32::MAX;
+/// A name the metadata does not have.
+const ABSENT: u32 = u32::MAX - 1;
+/// At most this many dictionaries are remembered (then the cache starts over).
+const MAX_KNOWN: usize = 64;
+
+impl<'k> FieldIds<'k> {
+    /// Makes `metadata` the current row's.
+    fn select(&mut self, metadata: &'k [u8]) {
+        if let Some(i) = self
+            .known
+            .iter()
+            .position(|(m, _)| m.len() == metadata.len() && *m == metadata)
+        {
+            self.current = i;
+            return;
+        }
+        if self.known.len() == MAX_KNOWN {
+            self.known.clear();
+        }
+        self.known.push((metadata, vec![UNKNOWN; self.slots]));
+        self.current = self.known.len() - 1;
+    }
+
+    /// The id of `field`'s name in the current row's metadata.
+    #[inline]
+    fn id(&mut self, meta: Metadata<'k>, field: &ObjectField<'_>) -> Result<Option<u32>> {
+        let ids = &mut self.known[self.current].1;
+        let id = match ids[field.slot] {
+            UNKNOWN => {
+                let id = match meta.find(field.name).map_err(codec_err)? {
+                    Some(id) => id as u32,
+                    None => ABSENT,
+                };
+                ids[field.slot] = id;
+                id
+            }
+            id => id,
+        };
+        Ok((id != ABSENT).then_some(id))
+    }
+}
+
+/// Writes the values of one batch.
+struct Writer<'k> {
+    scratch: Scratch<'k>,
+    ids: FieldIds<'k>,
+}
+
+enum Written {
+    Value,
+    Missing,
+}
+
+impl<'k> Writer<'k> {
+    /// Appends the value of `group` at row `i` to `out` (nothing when it is missing).
+    #[recursive::recursive]
+    fn group(
+        &mut self,
+        meta: Metadata<'k>,
+        g: &'k GroupPlan<'k>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<std::result::Result<Written, KeyNotInMetadata>> {
+        let value = g.value.as_ref().and_then(|v| v.get(i));
+        let typed = g.typed.as_ref().filter(|(t, _)| t.is_valid(i));
+        let Some((_, typed)) = typed else {
+            return Ok(Ok(match value {
+                Some(v) => {
+                    out.extend_from_slice(v);
+                    Written::Value
+                }
+                None => Written::Missing,
+            }));
+        };
+        match typed {
+            Typed::Object(fields) => self.object(meta, fields, value, i, out, depth),
+            _ if value.is_some() => {
+                exec_err!("Invalid variant, conflicting value and typed_value")
+            }
+            Typed::Primitive(p) => {
+                p.write(i, out);
+                Ok(Ok(Written::Value))
+            }
+            Typed::Array(lists, element) => {
+                let mut base = self.take_bytes(depth);
+                let mut ranges = std::mem::take(&mut self.scratch.ranges[depth]);
+                ranges.clear();
+                for j in lists.range(i) {
+                    let start = base.len();
+                    match self.group(meta, element, j, &mut base, depth + 1)? {
+                        Ok(Written::Value) => {}
+                        // a missing element reads as a variant null
+                        Ok(Written::Missing) => base.push(0),
+                        Err(e) => return Ok(Err(e)),
+                    }
+                    ranges.push(start..base.len());
+                }
+                write_array(out, &base, &ranges);
+                self.scratch.bytes[depth] = base;
+                self.scratch.ranges[depth] = ranges;
+                Ok(Ok(Written::Value))
+            }
+        }
+    }
+
+    fn object(
+        &mut self,
+        meta: Metadata<'k>,
+        fields: &'k [ObjectField<'k>],
+        residual: Option<&'k [u8]>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<std::result::Result<Written, KeyNotInMetadata>> {
+        let mut base = self.take_bytes(depth);
+        let mut entries = std::mem::take(&mut self.scratch.entries[depth]);
+        entries.clear();
+        for field in fields {
+            if !field.array.is_valid(i) {
+                continue;
+            }
+            let start = base.len();
+            match self.group(meta, &field.group, i, &mut base, depth + 1)? {
+                Ok(Written::Value) => {}
+                Ok(Written::Missing) => continue,
+                Err(e) => return Ok(Err(e)),
+            }
+            let Some(id) = self.ids.id(meta, field)? else {
+                return Ok(Err(KeyNotInMetadata));
+            };
+            entries.push((field.name.as_bytes(), id, start..base.len()));
+        }
+        if let Some(residual) = residual {
+            let Value::Object(obj) = Variant::with_metadata(meta, residual)
+                .get()
+                .map_err(codec_err)?
+            else {
+                return exec_err!(
+                    "invalid shredded variant: typed_value is an object but value is not an object"
+                );
+            };
+            let shredded = entries.len();
+            for j in 0..obj.len() {
+                let key = obj.key_bytes(j).map_err(codec_err)?;
+                // a field in both (invalid input): the shredded column wins
+                if fields
+                    .binary_search_by(|f| f.name.as_bytes().cmp(key))
+                    .is_ok()
+                {
+                    continue;
+                }
+                let child = obj.value(j).map_err(codec_err)?;
+                let bytes = child.exact_value_bytes().map_err(codec_err)?;
+                let start = base.len();
+                base.extend_from_slice(bytes);
+                entries.push((
+                    key,
+                    obj.field_id(j).map_err(codec_err)? as u32,
+                    start..base.len(),
+                ));
+            }
+            if entries.len() > shredded && shredded > 0 {
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            }
+        }
+        let mut ids = std::mem::take(&mut self.scratch.ids);
+        ids.clear();
+        ids.extend(entries.iter().map(|(_, id, range)| (*id, range.clone())));
+        write_object(out, &base, &ids);
+        self.scratch.ids = ids;
+        self.scratch.bytes[depth] = base;
+        self.scratch.entries[depth] = entries;
+        Ok(Ok(Written::Value))
+    }
+
+    /// The byte buffer of `depth`, emptied (the per-depth buffers grown to `depth`).
+    fn take_bytes(&mut self, depth: usize) -> Vec<u8> {
+        let s = &mut self.scratch;
+        if s.bytes.len() <= depth {
+            s.bytes.resize_with(depth + 1, Vec::new);
+            s.entries.resize_with(depth + 1, Vec::new);
+            s.ranges.resize_with(depth + 1, Vec::new);
+        }
+        let mut b = std::mem::take(&mut s.bytes[depth]);
+        b.clear();
+        b
+    }
+}
+
+/// Reassembles `array` (a shredded variant column) into `Struct{metadata, value}` with each
+/// row's own metadata (the column itself); None when some row's metadata lacks a shredded field
+/// name.
+pub(super) fn reassemble(array: &StructArray) -> Result<Option<StructArray>> {
+    let Some(metadata_column) = array.column_by_name("metadata") else {
+        return exec_err!("variant column has no metadata");
+    };
+    let metadata = Bytes::new(metadata_column)?;
+    let mut slots = 0;
+    let plan = GroupPlan::new(array, 0, &mut slots)?;
+    let mut writer = Writer {
+        scratch: Scratch::default(),
+        ids: FieldIds {
+            known: vec![],
+            current: 0,
+            slots,
+        },
+    };
+    let len = array.len();
+    let mut values: Vec<u8> = Vec::new();
+    let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
+    offsets.push(0);
+    let mut valid = Vec::with_capacity(len);
+    for i in 0..len {
+        let m = if array.is_valid(i) {
+            metadata.get(i)
+        } else {
+            None
+        };
+        if let Some(m) = m {
+            let meta = Metadata::try_new(m).map_err(codec_err)?;
+            writer.ids.select(m);
+            match writer.group(meta, &plan, i, &mut values, 0)? {
+                Ok(Written::Value) => {}
+                // a missing top-level value reads as a variant null
+                Ok(Written::Missing) => values.push(0),
+                Err(KeyNotInMetadata) => return Ok(None),
+            }
+        }
+        valid.push(m.is_some());
+        if values.len() > i32::MAX as usize {
+            return exec_err!("reassembled variants exceed 2 GiB in one batch");
+        }
+        offsets.push(values.len() as i32);
+    }
+    let nulls = NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let value = BinaryArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        values.into(),
+        nulls.clone(),
+    )?;
+    let fields = Fields::from(vec![
+        Field::new("metadata", metadata_column.data_type().clone(), true),
+        Field::new("value", DataType::Binary, true),
+    ]);
+    Ok(Some(StructArray::try_new(
+        fields,
+        vec![Arc::clone(metadata_column), Arc::new(value)],
+        nulls,
+    )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{BinaryArray, Int64Array};
+
+    use super::*;
+    use crate::codec::{JsonParser, SessionTimeZone, VariantBuilder, write_json};
+
+    /// `{metadata, typed_value: {a: {typed_value}}}` with `metadata` for every row and `a`'s
+    /// values.
+    fn shredded(metadata: &[u8], a: Vec<Option<i64>>) -> StructArray {
+        let n = a.len();
+        let a_group = StructArray::from(vec![(
+            Arc::new(Field::new("typed_value", DataType::Int64, true)),
+            Arc::new(Int64Array::from(a)) as ArrayRef,
+        )]);
+        let typed = StructArray::from(vec![(
+            Arc::new(Field::new("a", a_group.data_type().clone(), false)),
+            Arc::new(a_group) as ArrayRef,
+        )]);
+        StructArray::from(vec![
+            (
+                Arc::new(Field::new("metadata", DataType::Binary, false)),
+                Arc::new(BinaryArray::from_iter_values(std::iter::repeat_n(
+                    metadata, n,
+                ))) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("typed_value", typed.data_type().clone(), true)),
+                Arc::new(typed) as ArrayRef,
+            ),
+        ])
+    }
+
+    fn json_rows(array: &StructArray) -> Vec<String> {
+        let m = array.column_by_name("metadata").unwrap().as_binary::<i32>();
+        let v = array.column_by_name("value").unwrap().as_binary::<i32>();
+        (0..array.len())
+            .map(|i| {
+                let mut out = vec![];
+                let variant = Variant::try_new(m.value(i), v.value(i)).unwrap();
+                write_json(&mut out, variant, &SessionTimeZone::utc()).unwrap();
+                String::from_utf8(out).unwrap()
+            })
+            .collect()
+    }
+
+    /// With the names in the rows' metadata, the values are written against it and the
+    /// metadata column is the input's.
+    #[test]
+    fn values_reuse_the_rows_metadata() {
+        let mut b = VariantBuilder::new();
+        JsonParser::new().parse(r#"{"a": 0}"#, &mut b).unwrap();
+        let input = shredded(b.metadata(), vec![Some(5), None]);
+        let out = reassemble(&input).unwrap().unwrap();
+        assert_eq!(json_rows(&out), [r#"{"a":5}"#, "{}"]);
+        assert_eq!(
+            out.column_by_name("metadata").unwrap().to_data(),
+            input.column_by_name("metadata").unwrap().to_data()
+        );
+    }
+
+    /// A shredded name missing from a row's metadata (an invalid file): no reuse here, and
+    /// `unshred` rebuilds the batch with dictionaries of its own.
+    #[test]
+    fn names_missing_from_the_metadata_rebuild_the_batch() {
+        let input = shredded(crate::codec::EMPTY_METADATA, vec![Some(5), None]);
+        assert!(reassemble(&input).unwrap().is_none());
+        let out = super::super::unshred(&input).unwrap();
+        assert_eq!(json_rows(&out), [r#"{"a":5}"#, "{}"]);
+    }
+}
