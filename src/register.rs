@@ -7,11 +7,12 @@ use datafusion::error::Result;
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
 use datafusion::optimizer::Analyzer;
+use datafusion::prelude::SessionConfig;
 use datafusion::prelude::SessionContext;
 
 use crate::display::variant_extension_registration;
 use crate::functions::{aggregate_functions, scalar_functions};
-use crate::parquet::{VariantParquetFormatFactory, VariantTableOptions};
+use crate::parquet::{VariantConfig, VariantParquetFormatFactory, VariantTableOptions};
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
     VariantTypePlanner,
@@ -34,6 +35,11 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     ctx.register_table_options_extension(VariantTableOptions::default());
     let state = ctx.state_ref();
     let mut state = state.write();
+    state
+        .config_mut()
+        .options_mut()
+        .extensions
+        .insert(VariantConfig::default());
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
@@ -82,6 +88,12 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .get_or_insert_with(TableOptions::default)
         .extensions
         .insert(VariantTableOptions::default());
+    builder
+        .config()
+        .get_or_insert_with(SessionConfig::new)
+        .options_mut()
+        .extensions
+        .insert(VariantConfig::default());
     // first wins when the state is built, so this replaces DataFusion's `parquet` format
     builder
         .file_formats()

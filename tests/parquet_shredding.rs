@@ -298,8 +298,9 @@ async fn write_parquet_shreds_and_register_parquet_table_reads_back() {
         .as_struct()
         .column_by_name("typed_value")
         .unwrap()
-        .as_string::<i32>()
+        .as_string_view()
         .clone();
+    // (read as views: the footer's Arrow schema says so)
     assert_eq!(kind.iter().collect::<Vec<_>>(), [Some("click"), None, None]);
     // an invalid type or column is an error at the call, not when writing
     assert!(
@@ -641,4 +642,273 @@ async fn conformance_schemas_written_by_us_read_back_exactly() {
         "typed_value used in {typed_rows_written} rows only"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Automatic shredding: each file is shredded as `variant_shredding_schema_agg` says of its first
+// rows, and reads back unchanged
+// ---------------------------------------------------------------------------------------------
+
+/// Values that mostly share one shape (so that the inference keeps fields), with some that do
+/// not (other types at the same keys, other shapes, nulls).
+fn mostly_one_shape() -> impl Strategy<Value = V> {
+    let shaped = (
+        any::<i32>(),
+        "[a-z]{0,6}",
+        proptest::collection::vec(any::<i16>(), 0..3),
+        proptest::option::of(any::<bool>()),
+        (any::<i32>(), 0u8..4),
+    )
+        .prop_map(|(n, s, list, flag, (d, scale))| {
+            let mut inner = vec![("d".to_string(), V::D4(d % 1_000_000, scale))];
+            if let Some(flag) = flag {
+                inner.push(("flag".to_string(), V::Bool(flag)));
+            }
+            V::Obj(vec![
+                ("n".to_string(), V::I32(n)),
+                ("s".to_string(), V::Str(s)),
+                (
+                    "list".to_string(),
+                    V::Arr(list.into_iter().map(V::I16).collect()),
+                ),
+                ("o".to_string(), V::Obj(inner)),
+            ])
+        });
+    prop_oneof![6 => shaped, 1 => value_strategy()]
+}
+
+/// A session whose table `t (id, v)` holds `values` in batches of `batch_rows` rows.
+fn session_with(values: &[Option<V>], batch_rows: usize) -> SessionContext {
+    let ctx = session_context();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        variant_field("v", true),
+    ]));
+    let batches: Vec<RecordBatch> = values
+        .chunks(batch_rows)
+        .enumerate()
+        .map(|(n, chunk)| {
+            let encoded: Vec<_> = chunk
+                .iter()
+                .map(|v| v.as_ref().map(|v| encode_ours(v).unwrap()))
+                .collect();
+            let ids = (0..chunk.len()).map(|i| (n * batch_rows + i) as i64);
+            RecordBatch::try_new(
+                Arc::clone(&schema),
+                vec![
+                    Arc::new(Int64Array::from_iter_values(ids)),
+                    variant_column(&encoded),
+                ],
+            )
+            .unwrap()
+        })
+        .collect();
+    let table =
+        datafusion::datasource::MemTable::try_new(Arc::clone(&schema), vec![batches]).unwrap();
+    ctx.register_table("t", Arc::new(table)).unwrap();
+    ctx
+}
+
+/// The variant column `v` of the Parquet file at `path`, ordered by `id`.
+async fn read_back(path: &std::path::Path) -> Vec<Option<V>> {
+    let read = session_context();
+    register_parquet_table(&read, "back", path.to_str().unwrap())
+        .await
+        .unwrap();
+    let sql = "SELECT v FROM back ORDER BY id";
+    let batches = read.sql(sql).await.unwrap().collect().await.unwrap();
+    batches.iter().flat_map(|b| ours(b.column(0))).collect()
+}
+
+/// The single string `sql` returns.
+async fn one_string(ctx: &SessionContext, sql: &str) -> String {
+    let rows = to_json_rows(ctx, sql).await;
+    assert_eq!(rows.len(), 1, "{sql}");
+    rows[0].clone()
+}
+
+/// Writes `SELECT id, v FROM t` to `path` with `options` (a COPY options list, or "").
+async fn copy_t(ctx: &SessionContext, path: &std::path::Path, options: &str) {
+    let sql = format!(
+        "COPY (SELECT id, v FROM t ORDER BY id) TO '{}' STORED AS PARQUET {options}",
+        path.display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(24)))]
+
+    #[test]
+    fn automatic_shredding_is_what_the_aggregate_says_of_the_first_rows(
+        values in proptest::collection::vec(proptest::option::weighted(0.9, mostly_one_shape()), 1..40),
+        batch_rows in 1usize..16,
+        sample in 1usize..48,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let dir = scratch("auto-property");
+            let ctx = session_with(&values, batch_rows);
+            ctx.sql(&format!("SET variant.shred_sample_rows = {sample}")).await.unwrap();
+            let auto = dir.join("auto.parquet");
+            copy_t(&ctx, &auto, "").await;
+            // the type the aggregate gives for the sampled rows, written explicitly
+            let chosen = one_string(
+                &ctx,
+                &format!("SELECT variant_shredding_schema_agg(v) FROM \
+                          (SELECT v FROM t ORDER BY id LIMIT {sample})"),
+            )
+            .await;
+            // (VARIANT: nothing shredded, the unshredded layout)
+            let option = if chosen == "VARIANT" { "none" } else { chosen.as_str() };
+            let explicit = dir.join("explicit.parquet");
+            copy_t(&ctx, &explicit, &format!("OPTIONS ('variant.shred.v' '{option}')")).await;
+            prop_assert_eq!(parquet_schema_text(&auto), parquet_schema_text(&explicit), "{}", chosen);
+            // and every value reads back as it was
+            prop_assert_eq!(classes(&read_back(&auto).await), classes(&values));
+            Ok(())
+        })?;
+    }
+}
+
+#[tokio::test]
+async fn automatic_shredding_can_be_turned_off_and_a_given_type_wins() {
+    let dir = scratch("auto-options");
+    let values: Vec<Option<V>> = (0..20)
+        .map(|i| {
+            Some(V::Obj(vec![
+                ("a".to_string(), V::I64(i)),
+                ("b".to_string(), V::Str(format!("s{i}"))),
+            ]))
+        })
+        .collect();
+    let ctx = session_with(&values, 8);
+    let typed = |path: &std::path::Path| {
+        let text = parquet_schema_text(path);
+        text.lines()
+            .filter(|l| l.contains("typed_value"))
+            .map(|l| l.trim().to_string())
+            .collect::<Vec<_>>()
+    };
+    // by default: shredded as inferred
+    let auto = dir.join("auto.parquet");
+    copy_t(&ctx, &auto, "").await;
+    assert_eq!(
+        typed(&auto),
+        [
+            "OPTIONAL group typed_value {",
+            "OPTIONAL INT64 typed_value;",
+            "OPTIONAL BYTE_ARRAY typed_value (STRING);"
+        ]
+    );
+    // 'none' for the column
+    let none = dir.join("none.parquet");
+    copy_t(&ctx, &none, "OPTIONS ('variant.shred.v' 'none')").await;
+    assert!(typed(&none).is_empty(), "{}", parquet_schema_text(&none));
+    // a type of its own
+    let given = dir.join("given.parquet");
+    copy_t(
+        &ctx,
+        &given,
+        "OPTIONS ('variant.shred.v' 'struct<b string>')",
+    )
+    .await;
+    assert_eq!(
+        typed(&given),
+        [
+            "OPTIONAL group typed_value {",
+            "OPTIONAL BYTE_ARRAY typed_value (STRING);"
+        ]
+    );
+    // the session option
+    ctx.sql("SET variant.shred_on_write = false").await.unwrap();
+    let off = dir.join("off.parquet");
+    copy_t(&ctx, &off, "").await;
+    assert!(typed(&off).is_empty(), "{}", parquet_schema_text(&off));
+    // ... which a given type still overrides
+    let given_off = dir.join("given-off.parquet");
+    copy_t(
+        &ctx,
+        &given_off,
+        "OPTIONS ('variant.shred.v' 'struct<b string>')",
+    )
+    .await;
+    assert_eq!(typed(&given_off), typed(&given));
+    // every file reads back the same values
+    for path in [&auto, &none, &given, &off, &given_off] {
+        assert_eq!(
+            classes(&read_back(path).await),
+            classes(&values),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+/// Each file of a partitioned COPY or an INSERT is shredded as its own rows say.
+#[tokio::test]
+async fn each_file_is_shredded_as_its_own_rows_say() {
+    let dir = scratch("auto-partitioned");
+    let ctx = session_context();
+    ctx.sql(
+        r#"CREATE TABLE src AS SELECT kind, parse_json(j) AS v FROM (VALUES
+             ('x', '{"a":1}'), ('x', '{"a":2}'), ('y', '{"b":"one"}'), ('y', '{"b":"two"}')
+           ) AS t(kind, j)"#,
+    )
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let out = dir.join("by_kind");
+    ctx.sql(&format!(
+        "COPY src TO '{}/' STORED AS PARQUET PARTITIONED BY (kind)",
+        out.display()
+    ))
+    .await
+    .unwrap()
+    .collect()
+    .await
+    .unwrap();
+    let file_in = |sub: &str| {
+        let d = out.join(sub);
+        std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+            .unwrap()
+    };
+    let x = parquet_schema_text(&file_in("kind=x"));
+    let y = parquet_schema_text(&file_in("kind=y"));
+    assert!(
+        x.contains("OPTIONAL INT64 typed_value;") && !x.contains("(STRING)"),
+        "{x}"
+    );
+    assert!(
+        y.contains("OPTIONAL BYTE_ARRAY typed_value (STRING);") && !y.contains("INT64"),
+        "{y}"
+    );
+    // INSERT into a Parquet table
+    let table = dir.join("table");
+    ctx.sql(&format!(
+        "CREATE EXTERNAL TABLE ins (kind VARCHAR, v VARIANT) STORED AS PARQUET LOCATION '{}/'",
+        table.display()
+    ))
+    .await
+    .unwrap();
+    ctx.sql("INSERT INTO ins SELECT kind, v FROM src WHERE kind = 'x'")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let file = std::fs::read_dir(&table)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(parquet_schema_text(&file).contains("OPTIONAL INT64 typed_value;"));
+    let got = to_json_rows(&ctx, "SELECT to_json(v) FROM ins ORDER BY 1").await;
+    assert_eq!(got, [r#"{"a":1}"#, r#"{"a":2}"#]);
 }

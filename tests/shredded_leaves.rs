@@ -280,7 +280,8 @@ async fn unshredded_files_read_the_whole_column() {
     let ctx = session_context();
     let path = dir.join("plain.parquet");
     ctx.sql(&format!(
-        r#"COPY (SELECT 1 AS id, parse_json('{{"a":1}}') AS v) TO '{}' STORED AS PARQUET"#,
+        r#"COPY (SELECT 1 AS id, parse_json('{{"a":1}}') AS v) TO '{}' STORED AS PARQUET
+           OPTIONS ('variant.shred.v' 'none')"#,
         path.display()
     ))
     .await

@@ -11,6 +11,8 @@
 //! - `unshredded`: `v VARIANT`, every value in the `value` column.
 //! - `shredded`: `v VARIANT` shredded on the queried paths only (`variant.shred.v`), so the rest
 //!   of each event (texts, cids, other records' fields) stays in residual `value` columns.
+//! - `auto`: `v VARIANT` as `COPY` writes it by default: shredded with the type inferred from
+//!   each file's first rows.
 //!
 //! For each query it prints the median time of `R` runs on each layout, the ratios to plain (and
 //! shredded to unshredded for whole-value queries), and the bytes the scans read (`bytes_scanned`
@@ -33,7 +35,7 @@ use datafusion_parquet_variant::parquet::register_parquet_table;
 use generate::Generator;
 
 /// The layouts, in the order they are printed.
-const LAYOUTS: [&str; 3] = ["plain", "unshredded", "shredded"];
+const LAYOUTS: [&str; 4] = ["plain", "unshredded", "shredded", "auto"];
 
 /// The shredding type of the `shredded` layout: the paths the queries read.
 const SHREDDED_PATHS: &str = "struct<did string, time_us bigint, kind string, commit struct<\
@@ -197,8 +199,13 @@ async fn ensure_data(dir: &Path, rows: usize) -> Result<()> {
     register_parquet_table(&ctx, "raw", &raw.display().to_string()).await?;
     let statements = [
         format!(
-            "COPY (SELECT parse_json(json) AS v FROM raw) TO '{}' STORED AS PARQUET",
+            "COPY (SELECT parse_json(json) AS v FROM raw) TO '{}' STORED AS PARQUET \
+             OPTIONS ('variant.shred.v' 'none')",
             file("unshredded")
+        ),
+        format!(
+            "COPY (SELECT parse_json(json) AS v FROM raw) TO '{}' STORED AS PARQUET",
+            file("auto")
         ),
         format!(
             "COPY (SELECT parse_json(json) AS v FROM raw) TO '{}' STORED AS PARQUET \
@@ -298,10 +305,11 @@ async fn main() -> Result<()> {
         args.rows, args.runs
     );
     println!(
-        "| query | plain | unshredded | shredded | unshredded / plain | shredded / plain | shredded / unshredded | bytes plain / unshredded / shredded |"
+        "| query | plain | unshredded | shredded | auto | unshredded / plain | shredded / plain | auto / plain | shredded / unshredded | auto / unshredded | bytes plain / unshredded / shredded / auto |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut shredded_ratios = vec![];
+    let mut auto_ratios = vec![];
     for query in QUERIES {
         if let Some(only) = &args.queries
             && !only.iter().any(|q| q == query.name)
@@ -353,31 +361,37 @@ async fn main() -> Result<()> {
             c.as_ref()
                 .map_or("-".into(), |m| format!("{:.1} MB", m.bytes as f64 / 1e6))
         };
-        let [plain, unshredded, shredded] = &cells[..] else {
+        let [plain, unshredded, shredded, auto] = &cells[..] else {
             unreachable!()
         };
-        if let (Some(s), Some(p)) = (shredded, plain) {
+        if let (Some(s), Some(a), Some(p)) = (shredded, auto, plain) {
             shredded_ratios.push(s.median.as_secs_f64() / p.median.as_secs_f64());
+            auto_ratios.push(a.median.as_secs_f64() / p.median.as_secs_f64());
         }
         println!(
-            "| {} {} | {} | {} | {} | {} | {} | {} | {} / {} / {} |",
+            "| {} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {} |",
             query.name,
             query.what,
             time(plain),
             time(unshredded),
             time(shredded),
+            time(auto),
             ratio(unshredded.as_ref(), plain.as_ref()),
             ratio(shredded.as_ref(), plain.as_ref()),
+            ratio(auto.as_ref(), plain.as_ref()),
             ratio(shredded.as_ref(), unshredded.as_ref()),
+            ratio(auto.as_ref(), unshredded.as_ref()),
             bytes(plain),
             bytes(unshredded),
             bytes(shredded),
+            bytes(auto),
         );
     }
     if !shredded_ratios.is_empty() {
         println!(
-            "geomean shredded / plain: {:.2}x",
-            geomean(&shredded_ratios)
+            "geomean shredded / plain: {:.2}x, auto / plain: {:.2}x",
+            geomean(&shredded_ratios),
+            geomean(&auto_ratios)
         );
     }
     Ok(())

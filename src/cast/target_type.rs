@@ -15,11 +15,27 @@ pub const UTC: &str = "UTC";
 pub fn parse_target_type(text: &str) -> Result<DataType, String> {
     // As Spark: a type first, then a bare field list (`a int, b string`).
     let as_type = Parser::new(text).complete(|p| p.data_type());
-    as_type.or_else(|e| {
+    let parsed = as_type.or_else(|e| {
         Parser::new(text)
             .complete(|p| p.field_list(None).map(DataType::Struct))
             .map_err(|_| e)
-    })
+    })?;
+    if holds_string_view(&parsed) {
+        return Err(format!(
+            "'{text}': STRING_VIEW is a result type, not an element or field type"
+        ));
+    }
+    Ok(parsed)
+}
+
+/// True when a field or element of `data_type` (at any depth) is a Utf8View.
+fn holds_string_view(data_type: &DataType) -> bool {
+    let view = |t: &DataType| t == &DataType::Utf8View || holds_string_view(t);
+    match data_type {
+        DataType::List(f) | DataType::Map(f, _) => view(f.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| view(f.data_type())),
+        _ => false,
+    }
 }
 
 struct Parser<'a> {
@@ -209,6 +225,8 @@ impl<'a> Parser<'a> {
                 }
                 DataType::Utf8
             }
+            // Arrow's view layout of strings (DataFusion's VARCHAR): the same values as STRING
+            "string_view" => DataType::Utf8View,
             "char" | "character" => {
                 return Err(format!("'{}': use STRING instead of {word}", self.original));
             }
@@ -288,7 +306,7 @@ pub fn sql_type_name(ty: &DataType) -> String {
         DataType::Float32 => "FLOAT".into(),
         DataType::Float64 => "DOUBLE".into(),
         DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
-        DataType::Utf8 => "STRING".into(),
+        DataType::Utf8 | DataType::Utf8View => "STRING".into(),
         DataType::Binary => "BINARY".into(),
         DataType::Date32 => "DATE".into(),
         DataType::Timestamp(_, Some(_)) => "TIMESTAMP".into(),

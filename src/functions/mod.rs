@@ -27,6 +27,7 @@ pub mod variant_get_checked;
 pub mod variant_insert;
 pub mod variant_object_keys;
 pub mod variant_set;
+pub mod variant_shredding_schema_agg;
 pub mod variant_strip_nulls;
 
 /// Every scalar function of this crate.
@@ -57,7 +58,10 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
 
 /// Every aggregate function of this crate.
 pub fn aggregate_functions() -> Vec<Arc<AggregateUDF>> {
-    vec![schema_of_variant_agg::schema_of_variant_agg_udaf()]
+    vec![
+        schema_of_variant_agg::schema_of_variant_agg_udaf(),
+        variant_shredding_schema_agg::variant_shredding_schema_agg_udaf(),
+    ]
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::sync::{Arc, LazyLock};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, StringBuilder, StructArray, new_null_array,
 };
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::expr::ScalarFunction;
@@ -347,6 +348,11 @@ pub(crate) fn get_column(
     return_type: &DataType,
     opts: &CastOptions,
 ) -> Result<ArrayRef> {
+    if return_type == &DataType::Utf8View {
+        // the text as STRING, in the view layout
+        let text = get_column(variant, path, &DataType::Utf8, opts)?;
+        return Ok(cast(&text, return_type)?);
+    }
     let function = opts.function;
     if let Some(s) = variant.as_struct_opt()
         && s.column_by_name("typed_value").is_some()

@@ -333,11 +333,15 @@ impl FileFormat for VariantParquetFormat {
             if conf.insert_op != InsertOp::Append {
                 return not_impl_err!("Overwrites are not implemented yet for Parquet");
             }
-            let sink = Arc::new(VariantParquetSink::new(
-                conf,
-                self.inner.options().clone(),
-                order_requirements.as_ref(),
-            ));
+            let auto = self.shredding.automatic(state, &conf.output_schema);
+            let sink = Arc::new(
+                VariantParquetSink::new(
+                    conf,
+                    self.inner.options().clone(),
+                    order_requirements.as_ref(),
+                )
+                .with_auto_shredding(auto),
+            );
             return Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)));
         }
         self.inner

@@ -43,9 +43,11 @@ use datafusion::prelude::{DataFrame, SessionContext};
 
 pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
-pub use shred_on_write::{SHRED_OPTION_PREFIX, ShreddingOptions, VariantTableOptions};
+pub use shred_on_write::{
+    NO_SHREDDING, SHRED_OPTION_PREFIX, ShreddingOptions, VariantConfig, VariantTableOptions,
+};
 pub use shredded_get::ShreddedGetExpr;
-pub use sink::{VARIANT_SPEC_VERSION, VariantParquetSink};
+pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
 pub use source::VariantParquetSource;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..

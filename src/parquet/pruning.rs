@@ -284,6 +284,8 @@ fn leaf_statistics(
             DataType::Int16 | DataType::Int32 | DataType::Int64
         ) | (DataType::Int16, DataType::Int32 | DataType::Int64)
             | (DataType::Int32, DataType::Int64)
+            | (DataType::Utf8, DataType::Utf8View)
+            | (DataType::Utf8View, DataType::Utf8)
     );
     if leaf.data_type().is_nested() || (leaf.data_type() != &path.data_type && !widening) {
         return Ok(None);

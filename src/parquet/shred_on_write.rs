@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use datafusion::catalog::Session;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
 use datafusion::common::{DataFusionError, Result, plan_err};
 use datafusion::logical_expr::ColumnarValue;
@@ -17,47 +18,103 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
 
+use super::sink::AutoShredding;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
-use crate::shredding::{shred_variant, shredded_variant_type};
+use crate::shredding::{InferLimits, shred_variant, shredded_variant_type};
 use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
 
 /// The option key prefix naming a column to shred: `'variant.shred.v' 'struct<a bigint>'`.
 pub const SHRED_OPTION_PREFIX: &str = "variant.shred.";
 
-/// Variant columns to write shredded, each with its shredding type (a SQL type such as
-/// `struct<a bigint, b string>`; see [`shredded_variant_type`](crate::shredding)).
+/// How variant columns are written: those named with a shredding type (a SQL type such as
+/// `struct<a bigint, b string>`; see [`shredded_variant_type`](crate::shredding)) shredded as
+/// it; those named `none` unshredded; the others shredded with a type inferred from each file's
+/// first rows (automatic shredding), unless the session option `variant.shred_on_write` is
+/// false.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShreddingOptions {
-    columns: Vec<(String, DataType)>,
+    /// `(column, shredding type)`; None: not shredded.
+    columns: Vec<(String, Option<DataType>)>,
 }
 
+/// The shredding "type" that turns shredding off for a column.
+pub const NO_SHREDDING: &str = "none";
+
 impl ShreddingOptions {
-    /// No column shredded.
+    /// No column named: every variant column shredded automatically.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds `column`, shredded as `shredding_type`; an unparsable or unshreddable type is an
-    /// error.
+    /// Adds `column`, shredded as `shredding_type` (`none`: not shredded); an unparsable or
+    /// unshreddable type is an error.
     pub fn with_column(self, column: &str, shredding_type: &str) -> Result<Self> {
+        if shredding_type.trim().eq_ignore_ascii_case(NO_SHREDDING) {
+            return Ok(self.with_entry(column, None));
+        }
         match parse_target_type(shredding_type) {
             Ok(t) => self.with_column_type(column, t),
             Err(e) => plan_err!("variant.shred.{column}: {e}"),
         }
     }
 
+    /// Adds `column`, written unshredded.
+    pub fn without_shredding(self, column: &str) -> Self {
+        self.with_entry(column, None)
+    }
+
+    fn with_entry(mut self, column: &str, shredding: Option<DataType>) -> Self {
+        self.columns.retain(|(c, _)| c != column);
+        self.columns.push((column.to_string(), shredding));
+        self
+    }
+
+    /// Automatic shredding for the variant columns of `output_schema` (the sink's, after
+    /// [`Self::apply`]) that are neither named nor shredded already, unless the session option
+    /// `variant.shred_on_write` is false; with the session's sampling bounds.
+    pub(crate) fn automatic(&self, state: &dyn Session, output_schema: &Schema) -> AutoShredding {
+        let config = state
+            .config_options()
+            .extensions
+            .get::<VariantConfig>()
+            .cloned()
+            .unwrap_or_default();
+        let named = |name: &str| {
+            self.columns
+                .iter()
+                .any(|(c, _)| c == name || c.eq_ignore_ascii_case(name))
+        };
+        let columns = output_schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| {
+                config.shred_on_write
+                    && is_variant_field(f)
+                    && has_variant_shape(f.data_type())
+                    && !matches!(f.data_type(), DataType::Struct(c) if c.find("typed_value").is_some())
+                    && !named(f.name())
+            })
+            .map(|(i, _)| i)
+            .collect();
+        AutoShredding {
+            columns,
+            sample_rows: config.shred_sample_rows.max(1),
+            sample_bytes: config.shred_sample_bytes.max(1),
+            limits: InferLimits::default(),
+        }
+    }
+
     /// Adds `column`, shredded as the Arrow type `shredding`: the types of
     /// [`with_column`](Self::with_column), plus some SQL has no name for (`Time64(µs)`,
     /// nanosecond timestamps, `FixedSizeBinary(16)` for uuids).
-    pub fn with_column_type(mut self, column: &str, shredding: DataType) -> Result<Self> {
+    pub fn with_column_type(self, column: &str, shredding: DataType) -> Result<Self> {
         match shredded_variant_type(&shredding) {
             Err(DataFusionError::Plan(e)) => return plan_err!("variant.shred.{column}: {e}"),
             Err(e) => return Err(e),
             Ok(_) => {}
         }
-        self.columns.retain(|(c, _)| c != column);
-        self.columns.push((column.to_string(), shredding));
-        Ok(self)
+        Ok(self.with_entry(column, Some(shredding)))
     }
 
     /// These columns, then `other`'s (which win for a column named in both).
@@ -69,7 +126,7 @@ impl ShreddingOptions {
         self
     }
 
-    /// True when no column is to be shredded.
+    /// True when no column is named (every variant column is shredded automatically).
     pub fn is_empty(&self) -> bool {
         self.columns.is_empty()
     }
@@ -118,7 +175,9 @@ impl ShreddingOptions {
                     sql_type_name(field.data_type())
                 );
             }
-            shredded.insert(index, shredding);
+            if let Some(shredding) = shredding {
+                shredded.insert(index, shredding);
+            }
         }
         let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = Vec::new();
         let mut output_fields: Vec<FieldRef> = output_schema.fields().iter().cloned().collect();
@@ -155,6 +214,24 @@ impl ShreddingOptions {
         ));
         Ok((Arc::new(projection), output_schema))
     }
+}
+
+datafusion::common::extensions_options! {
+    /// Session options of this crate, set with `SET variant.<option> = <value>`.
+    pub struct VariantConfig {
+        /// Whether variant columns written to Parquet without a shredding type of their own
+        /// (`'variant.shred.<column>'`) are shredded with a type inferred from the first rows of
+        /// each file (see `variant_shredding_schema_agg`).
+        pub shred_on_write: bool, default = true
+        /// How many of a file's first rows the inference samples.
+        pub shred_sample_rows: usize, default = 4096
+        /// How many bytes of variant values the inference samples at most.
+        pub shred_sample_bytes: usize, default = 64 * 1024 * 1024
+    }
+}
+
+impl ConfigExtension for VariantConfig {
+    const PREFIX: &'static str = "variant";
 }
 
 /// The `variant` namespace of table options, so that DataFusion's option checks (the CLI

@@ -483,7 +483,7 @@ fn any_valid(array: &ArrayRef, rows: Option<&NullBuffer>) -> bool {
 }
 
 /// A shredded leaf of a primitive type as `target`, when that takes no variant cast rule: the
-/// same type, or an integer widened. None otherwise.
+/// same type, an integer widened, or text in another layout. None otherwise.
 fn cast_leaf(leaf: &ArrayRef, target: &DataType) -> Result<Option<ArrayRef>> {
     use DataType::*;
     let from = leaf.data_type();
@@ -492,7 +492,11 @@ fn cast_leaf(leaf: &ArrayRef, target: &DataType) -> Result<Option<ArrayRef>> {
     }
     let widening = matches!(
         (from, target),
-        (Int8, Int16 | Int32 | Int64) | (Int16, Int32 | Int64) | (Int32, Int64)
+        (Int8, Int16 | Int32 | Int64)
+            | (Int16, Int32 | Int64)
+            | (Int32, Int64)
+            | (Utf8 | LargeUtf8, Utf8View)
+            | (Utf8View | LargeUtf8, Utf8)
     );
     Ok(widening.then(|| cast(leaf, target)).transpose()?)
 }

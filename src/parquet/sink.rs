@@ -10,7 +10,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::runtime::SpawnedTask;
 use datafusion::common::{DataFusionError, Result};
@@ -30,9 +31,14 @@ use parquet::basic::LogicalType;
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::WriterPropertiesBuilder;
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
+use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
-use crate::variant_array::is_variant_field;
+use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
+use crate::variant_array::{is_variant_field, variant_data_type};
+
+/// The object store writer of one file.
+type BufWriter = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 
 /// The VARIANT specification version our files declare.
 pub const VARIANT_SPEC_VERSION: i8 = 1;
@@ -61,6 +67,8 @@ pub struct VariantParquetSink {
     options: TableParquetOptions,
     /// The names of the columns the input is sorted by, with (descending, nulls first).
     sorted_by: Vec<(String, bool, bool)>,
+    /// The columns shredded with a type inferred per file.
+    auto: Option<AutoShredding>,
 }
 
 impl VariantParquetSink {
@@ -90,29 +98,14 @@ impl VariantParquetSink {
             config,
             options,
             sorted_by,
+            auto: None,
         }
     }
 
-    /// The sorted-by columns as Parquet sorting columns (leaf column indexes of `schema`);
-    /// None when one of them is not a top-level leaf column of the file.
-    fn sorting_columns(&self, schema: &SchemaDescriptor) -> Option<Vec<SortingColumn>> {
-        if self.sorted_by.is_empty() {
-            return None;
-        }
-        self.sorted_by
-            .iter()
-            .map(|(name, descending, nulls_first)| {
-                let leaf = schema
-                    .columns()
-                    .iter()
-                    .position(|c| c.path().parts() == std::slice::from_ref(name))?;
-                Some(SortingColumn {
-                    column_idx: leaf as i32,
-                    descending: *descending,
-                    nulls_first: *nulls_first,
-                })
-            })
-            .collect()
+    /// Shreds `auto`'s columns with a type inferred from each file's first rows.
+    pub fn with_auto_shredding(mut self, auto: AutoShredding) -> Self {
+        self.auto = (!auto.columns.is_empty()).then_some(auto);
+        self
     }
 }
 
@@ -155,28 +148,27 @@ impl FileSink for VariantParquetSink {
         object_store: Arc<dyn ObjectStore>,
     ) -> Result<u64> {
         let schema = get_writer_schema(&self.config);
-        let mut options = self.options.clone();
-        if !options.global.skip_arrow_metadata {
-            // as DataFusion's sink: the Arrow schema goes into the footer's key-value metadata
-            options.arrow_schema(self.config.output_schema());
-        }
-        let properties = WriterPropertiesBuilder::try_from(&options)?.build();
-        let converted = ArrowSchemaConverter::new()
-            .with_coerce_types(properties.coerce_types())
-            .convert(&schema)?;
-        let parquet_schema =
-            SchemaDescriptor::new(with_variant_version(converted.root_schema_ptr())?);
-        let properties = properties
-            .into_builder()
-            .set_sorting_columns(self.sorting_columns(&parquet_schema))
-            .build();
+        // the automatic columns by their index in the files (partition columns are not written)
+        let output = self.config.output_schema();
+        let auto = self.auto.as_ref().map(|auto| AutoShredding {
+            columns: (auto.columns.iter())
+                .filter_map(|&i| schema.index_of(output.field(i).name()).ok())
+                .collect(),
+            ..auto.clone()
+        });
+        let files = Arc::new(FileSetup {
+            schema,
+            options: self.options.clone(),
+            sorted_by: self.sorted_by.clone(),
+            auto,
+        });
         let buffer_size = context
             .session_config()
             .options()
             .execution
             .objectstore_writer_buffer_size;
         let mut tasks: JoinSet<Result<u64>> = JoinSet::new();
-        while let Some((path, mut rx)) = file_stream_rx.recv().await {
+        while let Some((path, rx)) = file_stream_rx.recv().await {
             let writer = ObjectWriterBuilder::new(
                 FileCompressionType::UNCOMPRESSED,
                 &path,
@@ -184,21 +176,8 @@ impl FileSink for VariantParquetSink {
             )
             .with_buffer_size(Some(buffer_size))
             .build()?;
-            let options = ArrowWriterOptions::new()
-                .with_properties(properties.clone())
-                .with_skip_arrow_metadata(self.options.global.skip_arrow_metadata)
-                .with_parquet_schema(parquet_schema.clone());
-            let mut writer =
-                AsyncArrowWriter::try_new_with_options(writer, Arc::clone(&schema), options)?;
-            tasks.spawn(async move {
-                let mut rows = 0;
-                while let Some(batch) = rx.recv().await {
-                    rows += batch.num_rows() as u64;
-                    writer.write(&batch).await?;
-                }
-                writer.close().await?;
-                Ok(rows)
-            });
+            let files = Arc::clone(&files);
+            tasks.spawn(async move { files.write(writer, rx).await });
         }
         let mut rows = 0;
         while let Some(result) = tasks.join_next().await {
@@ -214,6 +193,228 @@ impl FileSink for VariantParquetSink {
             .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))??;
         Ok(rows)
     }
+}
+
+/// Automatic shredding: which columns, and how much of each file's start to sample.
+#[derive(Debug, Clone)]
+pub struct AutoShredding {
+    /// The output columns (indexes) shredded with an inferred type.
+    pub columns: Vec<usize>,
+    /// Rows sampled at most.
+    pub sample_rows: usize,
+    /// Bytes of those columns sampled at most.
+    pub sample_bytes: usize,
+    /// Bounds on the inferred types.
+    pub limits: InferLimits,
+}
+
+/// What every file of one write shares.
+struct FileSetup {
+    /// The output schema (explicitly shredded columns already shredded).
+    schema: SchemaRef,
+    options: TableParquetOptions,
+    sorted_by: Vec<(String, bool, bool)>,
+    auto: Option<AutoShredding>,
+}
+
+impl FileSetup {
+    /// Writes one file's batches; returns the row count.
+    async fn write(&self, writer: BufWriter, mut rx: Receiver<RecordBatch>) -> Result<u64> {
+        // the first rows, to infer the shredding of the automatic columns from
+        let mut sample = vec![];
+        if let Some(auto) = &self.auto {
+            let (mut rows, mut bytes) = (0, 0);
+            while rows < auto.sample_rows && bytes < auto.sample_bytes {
+                let Some(batch) = rx.recv().await else {
+                    break;
+                };
+                rows += batch.num_rows();
+                bytes += auto
+                    .columns
+                    .iter()
+                    .map(|&i| batch.column(i).get_array_memory_size())
+                    .sum::<usize>();
+                sample.push(batch);
+            }
+        }
+        let shredding = self.infer(&sample)?;
+        let schema = self.file_schema(&shredding)?;
+        let mut writer = self.writer(writer, &schema)?;
+        let mut rows = 0;
+        for batch in sample {
+            rows += batch.num_rows() as u64;
+            writer.write(&shred(&batch, &schema, &shredding)?).await?;
+        }
+        while let Some(batch) = rx.recv().await {
+            rows += batch.num_rows() as u64;
+            writer.write(&shred(&batch, &schema, &shredding)?).await?;
+        }
+        writer.close().await?;
+        Ok(rows)
+    }
+
+    /// The shredding type of each automatic column, from the first rows of the sampled batches
+    /// (none where the inference chooses VARIANT).
+    fn infer(&self, sample: &[RecordBatch]) -> Result<Vec<(usize, DataType)>> {
+        let Some(auto) = &self.auto else {
+            return Ok(vec![]);
+        };
+        let mut columns = auto.limits.max_columns;
+        let mut out = vec![];
+        for &i in &auto.columns {
+            let mut inference = ShreddingInference::new(auto.limits);
+            // the first `sample_rows` rows exactly, whatever the batches
+            let mut rows = auto.sample_rows;
+            for batch in sample {
+                let take = rows.min(batch.num_rows());
+                inference.add_column(&batch.column(i).slice(0, take))?;
+                rows -= take;
+            }
+            let shredding = inference.finish(&mut columns);
+            if shredding != variant_data_type() {
+                out.push((i, shredding));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The file's Arrow schema: the output schema with the automatic columns shredded.
+    fn file_schema(&self, shredding: &[(usize, DataType)]) -> Result<SchemaRef> {
+        if shredding.is_empty() {
+            return Ok(Arc::clone(&self.schema));
+        }
+        let mut fields: Vec<FieldRef> = self.schema.fields().iter().cloned().collect();
+        for (i, t) in shredding {
+            let field = &fields[*i];
+            fields[*i] = Arc::new(
+                Field::new(field.name(), shredded_variant_type(t)?, field.is_nullable())
+                    .with_metadata(field.metadata().clone()),
+            );
+        }
+        Ok(Arc::new(Schema::new_with_metadata(
+            fields,
+            self.schema.metadata().clone(),
+        )))
+    }
+
+    /// The Parquet writer of a file of `schema`: VARIANT groups with a specification version,
+    /// the Arrow schema in the footer and the sorting columns as DataFusion's sink writes them.
+    fn writer(&self, writer: BufWriter, schema: &SchemaRef) -> Result<AsyncArrowWriter<BufWriter>> {
+        let mut options = self.options.clone();
+        if !options.global.skip_arrow_metadata {
+            // as DataFusion's sink: the Arrow schema goes into the footer's key-value metadata,
+            // here with the shredded text read as string views (see `text_as_views`)
+            options.arrow_schema(&text_as_views(schema));
+        }
+        let properties = WriterPropertiesBuilder::try_from(&options)?.build();
+        let converted = ArrowSchemaConverter::new()
+            .with_coerce_types(properties.coerce_types())
+            .convert(schema)?;
+        let parquet_schema =
+            SchemaDescriptor::new(with_variant_version(converted.root_schema_ptr())?);
+        let properties = properties
+            .into_builder()
+            .set_sorting_columns(sorting_columns(&self.sorted_by, &parquet_schema))
+            .build();
+        // (the writer would put its own schema into the footer, over the one above)
+        let options = ArrowWriterOptions::new()
+            .with_properties(properties)
+            .with_skip_arrow_metadata(true)
+            .with_parquet_schema(parquet_schema);
+        Ok(AsyncArrowWriter::try_new_with_options(
+            writer,
+            Arc::clone(schema),
+            options,
+        )?)
+    }
+}
+
+/// `schema` with the shredded text of its variant columns (string `typed_value`s) as Utf8View:
+/// the Arrow schema the footer carries, which Arrow readers follow, so that reading a shredded
+/// string leaf makes views into its pages (as DataFusion reads top-level text) instead of
+/// copying every string, and a `::string` extraction takes the leaf as it is.
+fn text_as_views(schema: &SchemaRef) -> SchemaRef {
+    fn views(data_type: &DataType, in_typed: bool) -> DataType {
+        match data_type {
+            DataType::Utf8 if in_typed => DataType::Utf8View,
+            DataType::Struct(fields) => DataType::Struct(
+                fields
+                    .iter()
+                    .map(|f| {
+                        let typed = in_typed || f.name() == "typed_value";
+                        Arc::new(
+                            f.as_ref()
+                                .clone()
+                                .with_data_type(views(f.data_type(), typed)),
+                        )
+                    })
+                    .collect(),
+            ),
+            DataType::List(f) => DataType::List(Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(views(f.data_type(), in_typed)),
+            )),
+            other => other.clone(),
+        }
+    }
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            if is_variant_field(f) {
+                Arc::new(
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(views(f.data_type(), false)),
+                )
+            } else {
+                Arc::clone(f)
+            }
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `batch` with the columns `shredding` names shredded, as `schema` says.
+fn shred(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+    shredding: &[(usize, DataType)],
+) -> Result<RecordBatch> {
+    if shredding.is_empty() {
+        return Ok(batch.clone());
+    }
+    let mut columns = batch.columns().to_vec();
+    for (i, t) in shredding {
+        columns[*i] = shred_variant(&columns[*i], t)?;
+    }
+    Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
+}
+
+/// The sorted-by columns as Parquet sorting columns (leaf column indexes of `schema`); None
+/// when one of them is not a top-level leaf column of the file.
+fn sorting_columns(
+    sorted_by: &[(String, bool, bool)],
+    schema: &SchemaDescriptor,
+) -> Option<Vec<SortingColumn>> {
+    if sorted_by.is_empty() {
+        return None;
+    }
+    sorted_by
+        .iter()
+        .map(|(name, descending, nulls_first)| {
+            let leaf = schema
+                .columns()
+                .iter()
+                .position(|c| c.path().parts() == std::slice::from_ref(name))?;
+            Some(SortingColumn {
+                column_idx: leaf as i32,
+                descending: *descending,
+                nulls_first: *nulls_first,
+            })
+        })
+        .collect()
 }
 
 /// `t` with every `VARIANT` annotation set to [`VARIANT_SPEC_VERSION`].

@@ -9,6 +9,7 @@
 //! residual `value` and a shredded column is taken from the shredded column (the spec: "the
 //! `typed_value` column must be used"). The types of the shredded columns are checked before any
 //! row is read, so an unsupported shredding schema is an error even when every row is NULL.
+mod infer;
 mod reassemble;
 mod shred;
 
@@ -25,6 +26,7 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 use crate::codec::{Metadata, Value, Variant, VariantBuilder};
 use crate::variant_array::VariantArrayBuilder;
 
+pub use infer::{InferLimits, ShreddingInference};
 pub use shred::{shred_variant, shredded_variant_type};
 
 fn codec_err(e: crate::codec::VariantError) -> DataFusionError {

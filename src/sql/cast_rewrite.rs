@@ -102,7 +102,11 @@ impl FunctionRewrite for VariantCastRewrite {
                 ScalarFunction::new_udf(udf, vec![variant, path]),
             )));
         }
-        let args = vec![variant, path, lit(sql_type_name(&extract_type))];
+        let type_name = match extract_type {
+            DataType::Utf8View => "STRING_VIEW".to_string(),
+            _ => sql_type_name(&extract_type),
+        };
+        let args = vec![variant, path, lit(type_name)];
         let extraction = if is_try {
             Expr::ScalarFunction(ScalarFunction::new_udf(try_variant_get_udf(), args))
         } else {
@@ -126,6 +130,15 @@ fn is_variant(expr: &Expr, schema: &DFSchema) -> bool {
 /// The type `variant_get` extracts for a cast to `target` (then cast to `target` when different),
 /// or None when variants cannot be cast to it.
 pub fn extraction_type(target: &DataType) -> Option<DataType> {
+    match target {
+        // text in the view layout is extracted so (inside lists and structs: as STRING)
+        DataType::Utf8View => Some(DataType::Utf8View),
+        _ => element_extraction_type(target),
+    }
+}
+
+/// [`extraction_type`] inside a list, struct or map.
+fn element_extraction_type(target: &DataType) -> Option<DataType> {
     Some(match target {
         DataType::Boolean
         | DataType::Int8
@@ -155,14 +168,20 @@ pub fn extraction_type(target: &DataType) -> Option<DataType> {
         ),
         DataType::List(f) | DataType::LargeList(f) => DataType::List(Arc::new(Field::new(
             "element",
-            extraction_type(f.data_type())?,
+            element_extraction_type(f.data_type())?,
             true,
         ))),
         DataType::Struct(_) if has_variant_shape(target) => variant_data_type(),
         DataType::Struct(fields) => DataType::Struct(
             fields
                 .iter()
-                .map(|f| Some(Field::new(f.name(), extraction_type(f.data_type())?, true)))
+                .map(|f| {
+                    Some(Field::new(
+                        f.name(),
+                        element_extraction_type(f.data_type())?,
+                        true,
+                    ))
+                })
                 .collect::<Option<Fields>>()?,
         ),
         DataType::Map(entries, _) => match entries.data_type() {
@@ -170,7 +189,7 @@ pub fn extraction_type(target: &DataType) -> Option<DataType> {
                 if kv.len() == 2
                     && matches!(kv[0].data_type(), DataType::Utf8 | DataType::Utf8View) =>
             {
-                map_type(extraction_type(kv[1].data_type())?)
+                map_type(element_extraction_type(kv[1].data_type())?)
             }
             _ => return None,
         },
