@@ -15,7 +15,7 @@ use crate::functions::{aggregate_functions, scalar_functions};
 use crate::parquet::{VariantConfig, VariantParquetFormatFactory, VariantTableOptions};
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
-    VariantTypePlanner,
+    VariantTypePlanner, WholeValueReadsIntoScan,
 };
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
@@ -33,6 +33,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
         ctx.register_udaf(udaf.as_ref().clone());
     }
     ctx.register_table_options_extension(VariantTableOptions::default());
+    ctx.add_optimizer_rule(Arc::new(WholeValueReadsIntoScan));
     let state = ctx.state_ref();
     let mut state = state.write();
     state
@@ -102,6 +103,7 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
     builder
+        .with_optimizer_rule(Arc::new(WholeValueReadsIntoScan))
         .with_extension_type_registry(Arc::new(registry))
         .with_type_planner(Arc::new(VariantTypePlanner))
 }

@@ -13,6 +13,7 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema};
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::codec::{self, SessionTimeZone, Variant, write_json};
+use datafusion_parquet_variant::functions::to_json::variant_array_to_json;
 use datafusion_parquet_variant::parquet::{
     ShreddingOptions, register_parquet_table, write_parquet,
 };
@@ -50,6 +51,16 @@ fn ours(array: &ArrayRef) -> Vec<Option<V>> {
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.get(i).unwrap().map(|v| decode_ours(v).unwrap()))
+        .collect()
+}
+
+/// `to_json` of every row of a variant column (any layout), in the session time zone UTC.
+fn json_texts(array: &ArrayRef) -> Vec<Option<String>> {
+    let tz = SessionTimeZone::utc();
+    let json = variant_array_to_json("to_json", array, &tz).unwrap();
+    json.as_string::<i32>()
+        .iter()
+        .map(|s| s.map(String::from))
         .collect()
 }
 
@@ -364,6 +375,8 @@ proptest! {
             prop_assert_eq!(shredded.data_type(), &shredded_variant_type(&ty).unwrap());
             prop_assert_eq!(classes(&ours(&shredded)), expected.clone(), "ours, {}", schema);
             prop_assert_eq!(classes(&arrow_rs(&shredded)), expected.clone(), "arrow-rs, {}", schema);
+            // to_json straight from the shredded columns: the text of the unshredded input
+            prop_assert_eq!(json_texts(&shredded), json_texts(&input), "to_json, {}", schema);
         }
     }
 }

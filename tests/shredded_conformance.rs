@@ -11,12 +11,14 @@
 use std::fs::File;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion_parquet_variant::codec::{
     Metadata, SessionTimeZone, Value, Variant, validate, write_json,
 };
+use datafusion_parquet_variant::functions::to_json::variant_array_to_json;
 use datafusion_parquet_variant::variant_array::unshred;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
@@ -204,7 +206,30 @@ fn read_parquet(path: &Path) -> Read {
                 .as_struct_opt()
                 .ok_or_else(|| format!("var column is not a struct: {:?}", col.data_type()))?;
             let rows_of_batch = if s.column_by_name("typed_value").is_some() {
-                let u = unshred(s).map_err(|e| format!("unshred: {e}"))?;
+                // to_json straight from the shredded columns fails where reassembling does,
+                // and otherwise gives the text of the reassembled rows
+                let tz = SessionTimeZone::utc();
+                let direct = variant_array_to_json("to_json", col, &tz);
+                let u = match unshred(s) {
+                    Ok(u) => u,
+                    Err(e) if direct.is_ok() => {
+                        return Err(format!("unshred: {e}; but to_json rendered the rows"));
+                    }
+                    Err(e) => return Err(format!("unshred: {e}")),
+                };
+                let direct = direct.map_err(|e| format!("to_json of the shredded column: {e}"))?;
+                let reassembled: ArrayRef = Arc::new(u.clone());
+                let via = variant_array_to_json("to_json", &reassembled, &tz)
+                    .map_err(|e| format!("to_json of the reassembled rows: {e}"))?;
+                if direct
+                    .as_string::<i32>()
+                    .iter()
+                    .ne(via.as_string::<i32>().iter())
+                {
+                    return Err(format!(
+                        "to_json of the shredded column {direct:?} differs from the reassembled rows' {via:?}"
+                    ));
+                }
                 unshredded_rows(&u)?
             } else {
                 unshredded_rows(s)?

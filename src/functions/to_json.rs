@@ -1,7 +1,7 @@
 //! `to_json(v)`: renders a VARIANT as JSON text with Spark's formatting.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{ArrayRef, StringArray};
+use datafusion::arrow::array::{ArrayRef, AsArray, StringArray};
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::{Result, exec_err};
@@ -15,6 +15,7 @@ use super::common::{
     session_time_zone,
 };
 use crate::codec::{JsonRowWriter, SessionTimeZone};
+use crate::shredding::shredded_to_json;
 use crate::variant_array::VariantColumn;
 
 /// The `to_json` UDF.
@@ -56,6 +57,12 @@ pub fn variant_array_to_json(
     array: &ArrayRef,
     tz: &SessionTimeZone,
 ) -> Result<ArrayRef> {
+    if let Some(shredded) = array.as_struct_opt()
+        && shredded.column_by_name("typed_value").is_some()
+    {
+        // straight from the shredded columns, without reassembling the values
+        return shredded_to_json(function, shredded, tz);
+    }
     let column = VariantColumn::try_new(array)?;
     let rows = column.rows()?;
     let n = column.len();

@@ -23,6 +23,7 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 
 use super::facts::FileFacts;
 use super::shredded_get::ShreddedGetExpr;
+use crate::functions::to_json::ToJson;
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_get::{GetMode, VariantGet};
 use crate::variant_array::{has_variant_shape, is_variant_field};
@@ -231,6 +232,23 @@ impl VariantExprAdapter {
     }
 }
 
+impl VariantExprAdapter {
+    /// True when `expr` is a call of a function that reads shredded input directly (`to_json`)
+    /// on a column this file shreds.
+    fn reads_shredded_as_is(&self, expr: &Arc<dyn PhysicalExpr>) -> bool {
+        let Some(call) = expr.downcast_ref::<ScalarFunctionExpr>() else {
+            return false;
+        };
+        let [arg] = call.args() else {
+            return false;
+        };
+        call.fun().inner().downcast_ref::<ToJson>().is_some()
+            && arg
+                .downcast_ref::<Column>()
+                .is_some_and(|c| self.relayout.contains_key(c.name()))
+    }
+}
+
 impl PhysicalExprAdapter for VariantExprAdapter {
     fn rewrite(&self, expr: Arc<dyn PhysicalExpr>) -> Result<Arc<dyn PhysicalExpr>> {
         let in_predicate = self
@@ -243,6 +261,10 @@ impl PhysicalExprAdapter for VariantExprAdapter {
                 if let Some(get) = self.shredded_get(&e, in_predicate)? {
                     let get: Arc<dyn PhysicalExpr> = Arc::new(get);
                     return Ok(Transformed::new(get, true, TreeNodeRecursion::Jump));
+                }
+                if self.reads_shredded_as_is(&e) {
+                    // the function takes the file's column as it is, without a reassembly
+                    return Ok(Transformed::new(e, false, TreeNodeRecursion::Jump));
                 }
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));

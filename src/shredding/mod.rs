@@ -10,6 +10,7 @@
 //! `typed_value` column must be used"). The types of the shredded columns are checked before any
 //! row is read, so an unsupported shredding schema is an error even when every row is NULL.
 mod infer;
+mod json;
 mod reassemble;
 mod shred;
 
@@ -27,6 +28,7 @@ use crate::codec::{Metadata, Value, Variant, VariantBuilder};
 use crate::variant_array::VariantArrayBuilder;
 
 pub use infer::{InferLimits, ShreddingInference};
+pub use json::shredded_to_json;
 pub use shred::{shred_variant, shredded_variant_type};
 
 fn codec_err(e: crate::codec::VariantError) -> DataFusionError {

@@ -30,14 +30,14 @@ use crate::codec::{
 
 /// Binary bytes of any layout.
 #[derive(Clone, Copy)]
-enum Bytes<'a> {
+pub(super) enum Bytes<'a> {
     Binary(&'a BinaryArray),
     Large(&'a datafusion::arrow::array::LargeBinaryArray),
     View(&'a datafusion::arrow::array::BinaryViewArray),
 }
 
 impl<'a> Bytes<'a> {
-    fn new(array: &'a ArrayRef) -> Result<Self> {
+    pub(super) fn new(array: &'a ArrayRef) -> Result<Self> {
         Ok(match array.data_type() {
             DataType::Binary => Bytes::Binary(array.as_binary()),
             DataType::LargeBinary => Bytes::Large(array.as_binary()),
@@ -47,7 +47,7 @@ impl<'a> Bytes<'a> {
     }
 
     #[inline]
-    fn get(&self, i: usize) -> Option<&'a [u8]> {
+    pub(super) fn get(&self, i: usize) -> Option<&'a [u8]> {
         match self {
             Bytes::Binary(a) => a.is_valid(i).then(|| a.value(i)),
             Bytes::Large(a) => a.is_valid(i).then(|| a.value(i)),
@@ -58,7 +58,7 @@ impl<'a> Bytes<'a> {
 
 /// Text of any layout.
 #[derive(Clone, Copy)]
-enum Text<'a> {
+pub(super) enum Text<'a> {
     Utf8(&'a datafusion::arrow::array::StringArray),
     Large(&'a datafusion::arrow::array::LargeStringArray),
     View(&'a datafusion::arrow::array::StringViewArray),
@@ -66,7 +66,7 @@ enum Text<'a> {
 
 impl<'a> Text<'a> {
     #[inline]
-    fn get(&self, i: usize) -> &'a [u8] {
+    pub(super) fn get(&self, i: usize) -> &'a [u8] {
         match self {
             Text::Utf8(a) => a.value(i).as_bytes(),
             Text::Large(a) => a.value(i).as_bytes(),
@@ -76,7 +76,7 @@ impl<'a> Text<'a> {
 }
 
 /// A shredded primitive column, resolved to its concrete array.
-enum Primitive<'a> {
+pub(super) enum Primitive<'a> {
     Boolean(&'a BooleanArray),
     Int8(&'a Int8Array),
     Int16(&'a Int16Array),
@@ -144,7 +144,7 @@ impl<'a> Primitive<'a> {
 
     /// Appends row `i` (valid) encoded as a variant primitive.
     #[inline]
-    fn write(&self, i: usize, out: &mut Vec<u8>) {
+    pub(super) fn write(&self, i: usize, out: &mut Vec<u8>) {
         fn fixed(out: &mut Vec<u8>, type_id: u8, data: &[u8]) {
             out.push(type_id << 2);
             out.extend_from_slice(data);
@@ -220,7 +220,7 @@ impl<'a> Primitive<'a> {
 }
 
 /// The element range of row `i` of an array column of any list layout.
-enum Lists<'a> {
+pub(super) enum Lists<'a> {
     Offsets32(&'a [i32]),
     Offsets64(&'a [i64]),
     Views32(&'a [i32], &'a [i32]),
@@ -230,7 +230,7 @@ enum Lists<'a> {
 
 impl Lists<'_> {
     #[inline]
-    fn range(&self, i: usize) -> Range<usize> {
+    pub(super) fn range(&self, i: usize) -> Range<usize> {
         match self {
             Lists::Offsets32(o) => o[i] as usize..o[i + 1] as usize,
             Lists::Offsets64(o) => o[i] as usize..o[i + 1] as usize,
@@ -242,7 +242,7 @@ impl Lists<'_> {
 }
 
 /// A `typed_value` column, resolved.
-enum Typed<'a> {
+pub(super) enum Typed<'a> {
     Primitive(Primitive<'a>),
     /// The shredded fields, sorted by name (as an object's fields are stored).
     Object(Vec<ObjectField<'a>>),
@@ -250,19 +250,19 @@ enum Typed<'a> {
 }
 
 /// A shredded field of an object.
-struct ObjectField<'a> {
-    name: &'a str,
+pub(super) struct ObjectField<'a> {
+    pub(super) name: &'a str,
     /// Where the writer keeps the id of `name` in a row's metadata.
     slot: usize,
     /// The field's group (its nulls: the field is missing, for files whose groups are optional).
-    array: &'a StructArray,
-    group: GroupPlan<'a>,
+    pub(super) array: &'a StructArray,
+    pub(super) group: GroupPlan<'a>,
 }
 
 /// A `{value, typed_value}` group, resolved once per batch.
 pub(super) struct GroupPlan<'a> {
-    value: Option<Bytes<'a>>,
-    typed: Option<(&'a ArrayRef, Typed<'a>)>,
+    pub(super) value: Option<Bytes<'a>>,
+    pub(super) typed: Option<(&'a ArrayRef, Typed<'a>)>,
 }
 
 impl<'a> GroupPlan<'a> {
