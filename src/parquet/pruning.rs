@@ -15,6 +15,11 @@
 //!
 //! The answers the scan reads follow the same rules (`shredded_get.rs`), so a skipped row group
 //! has no row the predicate would keep.
+//!
+//! Within the row groups kept, the page index does the same per page, for conjuncts that read
+//! one path: the rows kept are those of the leaf's pages the predicate does not rule out, plus
+//! every row of the residual `value`'s pages that are not all null (pages of the two leaves do
+//! not line up, so the residual's pages add their rows instead of making a page unknown).
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, BooleanArray, UInt64Array};
@@ -24,8 +29,11 @@ use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column as LogicalColumn, Result, ScalarValue};
 use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::parquet::file::page_index::column_index::ColumnIndexMetaData;
 use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
+use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr, conjunction, split_conjunction};
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 
@@ -127,6 +135,9 @@ fn relaid_path_value(expr: &Arc<dyn PhysicalExpr>) -> Option<(&Column, &VariantP
 pub(crate) struct VariantPruning {
     predicate: Arc<PruningPredicate>,
     columns: Vec<PathColumn>,
+    /// The conjuncts that read one path each, with that path's index in `columns`: pages are
+    /// pruned by these one at a time (pages of different leaves do not line up).
+    single_path: Vec<(usize, Arc<PruningPredicate>)>,
 }
 
 impl VariantPruning {
@@ -188,11 +199,55 @@ impl VariantPruning {
                 .map(|(i, c)| Field::new(column_name(i), c.column_type.clone(), true))
                 .collect::<Vec<_>>(),
         ));
+        let mut single_path = vec![];
+        for conjunct in &kept {
+            let mut paths = collect_columns(conjunct).into_iter().map(|c| c.index());
+            if let (Some(index), None) = (paths.next(), paths.next())
+                && let Some(predicate) = PruningPredicateBuilder::new()
+                    .with_file_schema(Arc::clone(&schema))
+                    .build(Arc::clone(conjunct))
+            {
+                single_path.push((index, predicate));
+            }
+        }
         // A predicate pruning cannot use is no error: nothing is pruned.
         let predicate = PruningPredicateBuilder::new()
             .with_file_schema(schema)
             .build(conjunction(kept));
-        Ok(predicate.map(|predicate| Self { predicate, columns }))
+        Ok(predicate.map(|predicate| Self {
+            predicate,
+            columns,
+            single_path,
+        }))
+    }
+
+    /// The rows of row group `row_group` whose pages may hold rows the predicate keeps, by the
+    /// page index of the paths' leaves (conjuncts on one path each); None when the pages rule
+    /// out nothing, or the file has no page index.
+    pub(crate) fn page_selection(
+        &self,
+        metadata: &ParquetMetaData,
+        file_schema: &Schema,
+        row_group: usize,
+    ) -> Option<RowSelection> {
+        let rows = metadata.row_group(row_group).num_rows() as usize;
+        let mut selection: Option<RowSelection> = None;
+        for (index, predicate) in &self.single_path {
+            let path = (*index, &self.columns[*index]);
+            // (statistics pruning cannot use are no error: they rule out nothing)
+            let Ok(Some(pages)) = page_selection(path, predicate, metadata, file_schema, row_group)
+            else {
+                continue;
+            };
+            if pages.row_count() + pages.skipped_row_count() != rows {
+                continue;
+            }
+            selection = Some(match selection {
+                Some(s) => s.intersection(&pages),
+                None => pages,
+            });
+        }
+        selection.filter(|s| s.row_count() < rows)
     }
 
     /// For each row group of the file: false when the predicate is false for every row.
@@ -246,37 +301,38 @@ impl RowGroupStatistics {
     }
 }
 
-/// The statistics of `path`'s typed leaf by row group, with the row groups where its residual
-/// `value` holds something set to unknown; None when the file has no such leaf.
-fn leaf_statistics(
+/// Where a path's answers are in one file: its typed leaf (of the requested type or a narrower
+/// integer) and the leaf's residual `value`, as Parquet leaf indexes.
+struct PathLeaf<'a> {
+    /// The typed leaf's Arrow field.
+    field: &'a Field,
+    typed_index: usize,
+    value_index: Option<usize>,
+}
+
+/// The leaves of `path` in a file whose Arrow schema is `file_schema`; None when the file has
+/// no typed leaf for it (see the module documentation).
+fn path_leaf<'a>(
     path: &PathColumn,
     metadata: &ParquetMetaData,
-    file_schema: &Schema,
-) -> Result<Option<(ArrayRef, ArrayRef, ArrayRef)>> {
-    let Ok(field) = file_schema.field_with_name(&path.column) else {
-        return Ok(None);
-    };
+    file_schema: &'a Schema,
+) -> Option<PathLeaf<'a>> {
+    let field = file_schema.field_with_name(&path.column).ok()?;
     let mut group = field.data_type();
     let mut parts = vec![path.column.clone()];
     for segment in path.path.segments() {
         let PathSegment::Key(key) = segment else {
-            return Ok(None);
+            return None;
         };
-        let Some(typed) = struct_child(group, "typed_value") else {
-            return Ok(None);
-        };
-        let Some(next) = struct_child(typed.data_type(), key) else {
-            return Ok(None);
-        };
+        let typed = struct_child(group, "typed_value")?;
+        let next = struct_child(typed.data_type(), key)?;
         parts.extend(["typed_value".to_string(), key.clone()]);
         group = next.data_type();
     }
     if path.path.is_root() {
-        return Ok(None);
+        return None;
     }
-    let Some(leaf) = struct_child(group, "typed_value") else {
-        return Ok(None);
-    };
+    let leaf = struct_child(group, "typed_value")?;
     let widening = matches!(
         (leaf.data_type(), &path.data_type),
         (
@@ -288,7 +344,7 @@ fn leaf_statistics(
             | (DataType::Utf8View, DataType::Utf8)
     );
     if leaf.data_type().is_nested() || (leaf.data_type() != &path.data_type && !widening) {
-        return Ok(None);
+        return None;
     }
     let descr = metadata.file_metadata().schema_descr();
     let find = |name: &str| {
@@ -297,19 +353,23 @@ fn leaf_statistics(
             p.len() == parts.len() + 1 && p[..parts.len()] == parts[..] && p[parts.len()] == name
         })
     };
-    let Some(typed_index) = find("typed_value") else {
-        return Ok(None);
-    };
-    let value_index = find("value");
-    let row_groups = metadata.row_groups();
-    // Row groups whose residual holds something: their statistics are unknown.
-    let unknown: BooleanArray = row_groups
-        .iter()
-        .map(|rg| Some(value_index.is_some_and(|i| !holds_nothing(rg.column(i)))))
-        .collect();
-    let converter = StatisticsConverter::from_column_index(typed_index, leaf, descr)?
-        .with_missing_null_counts_as_zero(false);
-    // widened integers, string views: the type the predicate compares
+    Some(PathLeaf {
+        field: leaf,
+        typed_index: find("typed_value")?,
+        value_index: find("value"),
+    })
+}
+
+/// `(min, max, null count)` of `path`'s leaf (found by `converter`) by container, brought to
+/// the type the predicate compares (widened integers, string views), with the containers that
+/// `unknown` marks set to null (unknown).
+fn known_statistics(
+    path: &PathColumn,
+    min: ArrayRef,
+    max: ArrayRef,
+    nulls: UInt64Array,
+    unknown: &BooleanArray,
+) -> Result<(ArrayRef, ArrayRef, ArrayRef)> {
     let widen = |a: ArrayRef| -> Result<ArrayRef> {
         Ok(if a.data_type() != &path.column_type {
             cast(&a, &path.column_type)?
@@ -317,17 +377,137 @@ fn leaf_statistics(
             a
         })
     };
-    let min = nullif(
-        &widen(converter.row_group_mins(row_groups.iter())?)?,
+    let min = nullif(&widen(min)?, unknown)?;
+    let max = nullif(&widen(max)?, unknown)?;
+    let nulls: ArrayRef = Arc::new(nulls);
+    let nulls = nullif(&nulls, unknown)?;
+    Ok((min, max, nulls))
+}
+
+/// The statistics of `path`'s typed leaf by row group, with the row groups where its residual
+/// `value` holds something set to unknown; None when the file has no such leaf.
+fn leaf_statistics(
+    path: &PathColumn,
+    metadata: &ParquetMetaData,
+    file_schema: &Schema,
+) -> Result<Option<(ArrayRef, ArrayRef, ArrayRef)>> {
+    let Some(leaf) = path_leaf(path, metadata, file_schema) else {
+        return Ok(None);
+    };
+    let descr = metadata.file_metadata().schema_descr();
+    let row_groups = metadata.row_groups();
+    // Row groups whose residual holds something: their statistics are unknown.
+    let unknown: BooleanArray = row_groups
+        .iter()
+        .map(|rg| {
+            Some(
+                leaf.value_index
+                    .is_some_and(|i| !holds_nothing(rg.column(i))),
+            )
+        })
+        .collect();
+    let converter = StatisticsConverter::from_column_index(leaf.typed_index, leaf.field, descr)?
+        .with_missing_null_counts_as_zero(false);
+    known_statistics(
+        path,
+        converter.row_group_mins(row_groups.iter())?,
+        converter.row_group_maxes(row_groups.iter())?,
+        converter.row_group_null_counts(row_groups.iter())?,
         &unknown,
+    )
+    .map(Some)
+}
+
+/// The rows of row group `row_group` that a predicate on `path` alone may keep, by the page
+/// index: the rows of the leaf's pages `predicate` does not rule out, and every row of the
+/// residual `value`'s pages that are not all null (rows whose answer is not in the leaf's
+/// statistics). None when the file has no such leaf or no page index.
+fn page_selection(
+    path: (usize, &PathColumn),
+    predicate: &PruningPredicate,
+    metadata: &ParquetMetaData,
+    file_schema: &Schema,
+    row_group: usize,
+) -> Result<Option<RowSelection>> {
+    let (index, path) = path;
+    let (Some(column_index), Some(offset_index)) =
+        (metadata.column_index(), metadata.offset_index())
+    else {
+        return Ok(None);
+    };
+    let Some(leaf) = path_leaf(path, metadata, file_schema) else {
+        return Ok(None);
+    };
+    let descr = metadata.file_metadata().schema_descr();
+    let row_groups = metadata.row_groups();
+    let converter = StatisticsConverter::from_column_index(leaf.typed_index, leaf.field, descr)?
+        .with_missing_null_counts_as_zero(false);
+    let groups = [row_group];
+    let Some(page_rows) = converter.data_page_row_counts(offset_index, row_groups, &groups)? else {
+        return Ok(None);
+    };
+    let pages = page_rows.len();
+    let stats = known_statistics(
+        path,
+        converter.data_page_mins(column_index, offset_index, &groups)?,
+        converter.data_page_maxes(column_index, offset_index, &groups)?,
+        converter.data_page_null_counts(column_index, offset_index, &groups)?,
+        &BooleanArray::from(vec![false; pages]),
     )?;
-    let max = nullif(
-        &widen(converter.row_group_maxes(row_groups.iter())?)?,
-        &unknown,
-    )?;
-    let nulls: ArrayRef = Arc::new(converter.row_group_null_counts(row_groups.iter())?);
-    let nulls = nullif(&nulls, &unknown)?;
-    Ok(Some((min, max, nulls)))
+    let mut columns = vec![None; index + 1];
+    columns[index] = Some(stats);
+    let statistics = RowGroupStatistics {
+        row_counts: page_rows.clone(),
+        columns,
+    };
+    let keep = predicate.prune(&statistics)?;
+    let mut selection = selection_of_pages(page_rows.values().iter().map(|&n| n as usize), &keep);
+    if let Some(value_index) = leaf.value_index {
+        let total = row_groups[row_group].num_rows() as usize;
+        let locations = offset_index
+            .get(row_group)
+            .and_then(|columns| columns.get(value_index))
+            .map(|o| o.page_locations());
+        let value_pages = column_index
+            .get(row_group)
+            .and_then(|columns| columns.get(value_index));
+        let (Some(locations), Some(value_pages)) = (locations, value_pages) else {
+            return Ok(None);
+        };
+        let rows = locations.iter().enumerate().map(|(i, page)| {
+            let end = locations
+                .get(i + 1)
+                .map_or(total, |next| next.first_row_index as usize);
+            end.saturating_sub(page.first_row_index as usize)
+        });
+        // a residual without a page index (or with one that does not match its pages, in a
+        // corrupt file) may hold values anywhere
+        if matches!(value_pages, ColumnIndexMetaData::NONE)
+            || value_pages.num_pages() != locations.len() as u64
+        {
+            return Ok(None);
+        }
+        let holds: Vec<bool> = (0..locations.len())
+            .map(|i| !value_pages.is_null_page(i))
+            .collect();
+        selection = selection.union(&selection_of_pages(rows, &holds));
+    }
+    Ok(Some(selection))
+}
+
+/// The rows of pages of `rows` rows each, selected where `keep` is true.
+fn selection_of_pages(rows: impl Iterator<Item = usize>, keep: &[bool]) -> RowSelection {
+    let selectors: Vec<RowSelector> = rows
+        .zip(keep)
+        .map(|(n, &keep)| {
+            if keep {
+                RowSelector::select(n)
+            } else {
+                RowSelector::skip(n)
+            }
+        })
+        .collect();
+    RowSelection::from(selectors)
 }
 
 fn struct_child<'a>(data_type: &'a DataType, name: &str) -> Option<&'a Field> {

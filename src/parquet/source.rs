@@ -11,7 +11,7 @@
 //!   metadata cache) tells which residual `value` columns of a shredded variant hold nothing in
 //!   the whole file; paths then read neither them nor `metadata`.
 //! - **Pruning**: row groups where the predicate on shredded leaves is false for every row are
-//!   skipped (see [`super::pruning`]).
+//!   skipped, and in the others the pages where it is (see [`super::pruning`]).
 use std::fmt;
 use std::sync::Arc;
 
@@ -174,6 +174,8 @@ impl FileSource for VariantParquetSource {
                 metrics: metrics.clone(),
                 row_groups_pruned: MetricBuilder::new(metrics)
                     .global_counter("variant_row_groups_pruned"),
+                page_rows_pruned: MetricBuilder::new(metrics)
+                    .global_counter("variant_page_rows_pruned"),
                 read_metrics: ShreddedReadMetrics::new(metrics),
             }),
         }))
@@ -323,6 +325,8 @@ struct Shared {
     reader_factory: Arc<dyn ParquetFileReaderFactory>,
     metrics: ExecutionPlanMetricsSet,
     row_groups_pruned: Count,
+    /// Rows of the kept row groups skipped by the page index of the paths' leaves.
+    page_rows_pruned: Count,
     read_metrics: ShreddedReadMetrics,
 }
 
@@ -379,7 +383,13 @@ impl Shared {
             file.metadata_size_hint,
             &self.metrics,
         )?;
-        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Skip);
+        // the page index only serves pruning on the paths' leaves
+        let page_index = if self.pruning.is_some() {
+            PageIndexPolicy::Optional
+        } else {
+            PageIndexPolicy::Skip
+        };
+        let options = ArrowReaderOptions::new().with_page_index_policy(page_index);
         let metadata = reader.get_metadata(Some(&options)).await?;
         let file_schema: SchemaRef =
             Arc::clone(ArrowReaderMetadata::try_new(Arc::clone(&metadata), options)?.schema());
@@ -396,19 +406,28 @@ impl Shared {
         {
             let row_groups = metadata.num_row_groups();
             let keep = pruning.row_groups_to_read(&metadata, &file_schema)?;
-            if keep.iter().any(|k| !k) {
-                let mut plan = file
-                    .extensions
-                    .get::<ParquetAccessPlan>()
-                    .cloned()
-                    .filter(|p| p.len() == row_groups)
-                    .unwrap_or_else(|| ParquetAccessPlan::new_all(row_groups));
-                for (i, keep) in keep.iter().enumerate() {
-                    if !keep && plan.should_scan(i) {
-                        plan.skip(i);
-                        self.row_groups_pruned.add(1);
-                    }
+            let mut plan = file
+                .extensions
+                .get::<ParquetAccessPlan>()
+                .cloned()
+                .filter(|p| p.len() == row_groups)
+                .unwrap_or_else(|| ParquetAccessPlan::new_all(row_groups));
+            let mut changed = false;
+            for (i, keep) in keep.iter().enumerate() {
+                if !plan.should_scan(i) {
+                    continue;
                 }
+                if !keep {
+                    plan.skip(i);
+                    self.row_groups_pruned.add(1);
+                    changed = true;
+                } else if let Some(rows) = pruning.page_selection(&metadata, &file_schema, i) {
+                    self.page_rows_pruned.add(rows.skipped_row_count());
+                    plan.scan_selection(i, rows);
+                    changed = true;
+                }
+            }
+            if changed {
                 file = file.with_extension(plan);
             }
         }
