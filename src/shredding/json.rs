@@ -97,6 +97,26 @@ impl<'k> JsonWriter<'k, '_> {
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<()> {
+        let Some(residual) = residual else {
+            // the shredded fields alone, already in name order: a field is written with its
+            // key, and taken back if it turns out missing
+            out.push(b'{');
+            let mut first = true;
+            for f in shredded.iter().filter(|f| f.array.is_valid(i)) {
+                let mark = out.len();
+                if !first {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&f.json_key);
+                if self.group(metadata, meta, &f.group, i, out, depth + 1)? {
+                    first = false;
+                } else {
+                    out.truncate(mark);
+                }
+            }
+            out.push(b'}');
+            return Ok(());
+        };
         if self.fields.len() <= depth {
             self.fields.resize_with(depth + 1, Vec::new);
         }
@@ -108,51 +128,51 @@ impl<'k> JsonWriter<'k, '_> {
                 .filter(|f| f.array.is_valid(i) && present(&f.group, i))
                 .map(Field::Shredded),
         );
-        if let Some(residual) = residual {
-            let Value::Object(obj) = Variant::with_metadata(meta, residual)
-                .get()
-                .map_err(codec_err)?
-            else {
-                return exec_err!(
-                    "invalid shredded variant: typed_value is an object but value is not an object"
-                );
-            };
-            let typed = fields.len();
-            for j in 0..obj.len() {
-                let key = obj.key_bytes(j).map_err(codec_err)?;
-                // a field in both (invalid input): the shredded column wins
-                if shredded
-                    .binary_search_by(|f| f.name.as_bytes().cmp(key))
-                    .is_ok()
-                {
-                    continue;
-                }
-                let child = obj.value(j).map_err(codec_err)?;
-                fields.push(Field::Residual(
-                    key,
-                    child.exact_value_bytes().map_err(codec_err)?,
-                ));
+        let Value::Object(obj) = Variant::with_metadata(meta, residual)
+            .get()
+            .map_err(codec_err)?
+        else {
+            return exec_err!(
+                "invalid shredded variant: typed_value is an object but value is not an object"
+            );
+        };
+        let typed = fields.len();
+        for j in 0..obj.len() {
+            let key = obj.key_bytes(j).map_err(codec_err)?;
+            // a field in both (invalid input): the shredded column wins
+            if shredded
+                .binary_search_by(|f| f.name.as_bytes().cmp(key))
+                .is_ok()
+            {
+                continue;
             }
-            if fields.len() > typed && typed > 0 {
-                fields.sort_unstable_by(|a, b| a.key().cmp(b.key()));
-            }
+            let child = obj.value(j).map_err(codec_err)?;
+            fields.push(Field::Residual(
+                key,
+                child.exact_value_bytes().map_err(codec_err)?,
+            ));
+        }
+        if fields.len() > typed && typed > 0 {
+            fields.sort_unstable_by(|a, b| a.key().cmp(b.key()));
         }
         out.push(b'{');
         for (n, field) in fields.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
-            let key = field.key();
-            if std::str::from_utf8(key).is_err() {
-                return exec_err!("invalid variant: an object key is not UTF-8");
-            }
-            write_json_bytes(out, key);
-            out.push(b':');
             match field {
                 Field::Shredded(f) => {
+                    out.extend_from_slice(&f.json_key);
                     self.group(metadata, meta, &f.group, i, out, depth + 1)?;
                 }
-                Field::Residual(_, value) => self.residual(out, metadata, value)?,
+                Field::Residual(key, value) => {
+                    if std::str::from_utf8(key).is_err() {
+                        return exec_err!("invalid variant: an object key is not UTF-8");
+                    }
+                    write_json_bytes(out, key);
+                    out.push(b':');
+                    self.residual(out, metadata, value)?;
+                }
             }
         }
         out.push(b'}');

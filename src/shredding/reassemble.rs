@@ -23,6 +23,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, exec_err};
 
 use super::codec_err;
+use crate::codec::format::write_json_bytes;
 use crate::codec::{
     DEFAULT_MAX_DEPTH, Metadata, Value, Variant, VariantError, basic_type, primitive, write_array,
     write_object,
@@ -252,6 +253,8 @@ pub(super) enum Typed<'a> {
 /// A shredded field of an object.
 pub(super) struct ObjectField<'a> {
     pub(super) name: &'a str,
+    /// The name as a JSON object key with its colon (`"name":`), for writing JSON.
+    pub(super) json_key: Vec<u8>,
     /// Where the writer keeps the id of `name` in a row's metadata.
     slot: usize,
     /// The field's group (its nulls: the field is missing, for files whose groups are optional).
@@ -306,8 +309,12 @@ impl<'a> Typed<'a> {
                     };
                     let slot = *slots;
                     *slots += 1;
+                    let mut json_key = Vec::with_capacity(field.name().len() + 3);
+                    write_json_bytes(&mut json_key, field.name().as_bytes());
+                    json_key.push(b':');
                     out.push(ObjectField {
                         name: field.name(),
+                        json_key,
                         slot,
                         array: group,
                         group: GroupPlan::new(group, depth + 1, slots)?,
