@@ -11,9 +11,11 @@ use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::common::{Result, exec_err};
 
 use super::codec_err;
-use super::reassemble::{Bytes, GroupPlan, ObjectField, Primitive, Typed};
+use super::reassemble::{
+    Bytes, GroupPlan, ObjectField, Primitive, Typed, is_shredded, residual_object,
+};
 use crate::codec::format::write_json_bytes;
-use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, SessionTimeZone, Value, Variant};
+use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, SessionTimeZone};
 
 /// One field of an object being written: a shredded one, or one of the residual object's
 /// (`(key, value bytes)`).
@@ -128,22 +130,11 @@ impl<'k> JsonWriter<'k, '_> {
                 .filter(|f| f.array.is_valid(i) && present(&f.group, i))
                 .map(Field::Shredded),
         );
-        let Value::Object(obj) = Variant::with_metadata(meta, residual)
-            .get()
-            .map_err(codec_err)?
-        else {
-            return exec_err!(
-                "invalid shredded variant: typed_value is an object but value is not an object"
-            );
-        };
+        let obj = residual_object(meta, residual)?;
         let typed = fields.len();
         for j in 0..obj.len() {
             let key = obj.key_bytes(j).map_err(codec_err)?;
-            // a field in both (invalid input): the shredded column wins
-            if shredded
-                .binary_search_by(|f| f.name.as_bytes().cmp(key))
-                .is_ok()
-            {
+            if is_shredded(shredded, key) {
                 continue;
             }
             let child = obj.value(j).map_err(codec_err)?;

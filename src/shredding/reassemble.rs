@@ -25,8 +25,8 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 use super::codec_err;
 use crate::codec::format::write_json_bytes;
 use crate::codec::{
-    DEFAULT_MAX_DEPTH, Metadata, Value, Variant, VariantError, basic_type, primitive, write_array,
-    write_object,
+    DEFAULT_MAX_DEPTH, Metadata, ObjectView, Value, Variant, VariantError, basic_type, primitive,
+    write_array, write_object,
 };
 
 /// Binary bytes of any layout.
@@ -260,6 +260,30 @@ pub(super) struct ObjectField<'a> {
     /// The field's group (its nulls: the field is missing, for files whose groups are optional).
     pub(super) array: &'a StructArray,
     pub(super) group: GroupPlan<'a>,
+}
+
+/// The residual `value` of a partially shredded object: an object (the spec allows nothing else).
+pub(super) fn residual_object<'k>(
+    meta: Metadata<'k>,
+    residual: &'k [u8],
+) -> Result<ObjectView<'k>> {
+    match Variant::with_metadata(meta, residual)
+        .get()
+        .map_err(codec_err)?
+    {
+        Value::Object(obj) => Ok(obj),
+        _ => exec_err!(
+            "invalid shredded variant: typed_value is an object but value is not an object"
+        ),
+    }
+}
+
+/// True when `key` is one of the shredded `fields` (sorted by name): a residual field of that
+/// name (invalid input) is ignored, the shredded column wins.
+pub(super) fn is_shredded(fields: &[ObjectField<'_>], key: &[u8]) -> bool {
+    fields
+        .binary_search_by(|f| f.name.as_bytes().cmp(key))
+        .is_ok()
 }
 
 /// A `{value, typed_value}` group, resolved once per batch.
@@ -516,22 +540,11 @@ impl<'k> Writer<'k> {
             entries.push((field.name.as_bytes(), id, start..base.len()));
         }
         if let Some(residual) = residual {
-            let Value::Object(obj) = Variant::with_metadata(meta, residual)
-                .get()
-                .map_err(codec_err)?
-            else {
-                return exec_err!(
-                    "invalid shredded variant: typed_value is an object but value is not an object"
-                );
-            };
+            let obj = residual_object(meta, residual)?;
             let shredded = entries.len();
             for j in 0..obj.len() {
                 let key = obj.key_bytes(j).map_err(codec_err)?;
-                // a field in both (invalid input): the shredded column wins
-                if fields
-                    .binary_search_by(|f| f.name.as_bytes().cmp(key))
-                    .is_ok()
-                {
+                if is_shredded(fields, key) {
                     continue;
                 }
                 let child = obj.value(j).map_err(codec_err)?;
