@@ -118,15 +118,14 @@ async fn recording_session(path: &Path) -> (SessionContext, Arc<Recording>) {
         &url::Url::parse("file://").unwrap(),
         Arc::clone(&store) as _,
     );
-    ctx.sql(&format!(
-        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
-        path.display()
-    ))
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    common::run(
+        &ctx,
+        &format!(
+            "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
+            path.display()
+        ),
+    )
+    .await;
     (ctx, store)
 }
 
@@ -138,7 +137,7 @@ async fn leaves_read(
     sql: &str,
 ) -> BTreeSet<String> {
     store.ranges.lock().unwrap().clear();
-    ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    common::run(ctx, sql).await;
     let ranges = store.ranges.lock().unwrap().clone();
     let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut read = BTreeSet::new();
@@ -167,7 +166,7 @@ fn set(leaves: &[&str]) -> BTreeSet<String> {
 async fn write_file(dir: &Path) -> PathBuf {
     let ctx = session_context();
     let path = dir.join("events.parquet");
-    ctx.sql(&format!(
+    common::run(&ctx, &format!(
         r#"COPY (SELECT id, parse_json(j) AS v FROM (VALUES
             (1, '{{"a":1,"b":"x","c":[{{"x":10,"y":"p"}}],"d":{{"e":1.5e0}}}}'),
             (2, '{{"a":2,"b":7,"c":[],"d":{{"e":2.5e0,"f":1}}}}'),
@@ -175,12 +174,7 @@ async fn write_file(dir: &Path) -> PathBuf {
           ) AS t(id, j)) TO '{}' STORED AS PARQUET
           OPTIONS ('variant.shred.v' 'struct<a bigint, b string, c array<struct<x bigint, y string>>, d struct<e double>>')"#,
         path.display()
-    ))
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    )).await;
     path
 }
 
@@ -279,16 +273,15 @@ async fn unshredded_files_read_the_whole_column() {
     let dir = scratch("unshredded");
     let ctx = session_context();
     let path = dir.join("plain.parquet");
-    ctx.sql(&format!(
-        r#"COPY (SELECT 1 AS id, parse_json('{{"a":1}}') AS v) TO '{}' STORED AS PARQUET
+    common::run(
+        &ctx,
+        &format!(
+            r#"COPY (SELECT 1 AS id, parse_json('{{"a":1}}') AS v) TO '{}' STORED AS PARQUET
            OPTIONS ('variant.shred.v' 'none')"#,
-        path.display()
-    ))
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+            path.display()
+        ),
+    )
+    .await;
     let (ctx, store) = recording_session(&path).await;
     assert_eq!(
         leaves_read(&ctx, &store, &path, "SELECT v:a::bigint FROM t").await,

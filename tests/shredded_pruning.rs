@@ -78,36 +78,29 @@ async fn tables_with_pages(
         .iter()
         .map(|(id, json)| format!("({id}, '{}')", json.replace('\'', "''")))
         .collect();
-    ctx.sql(&format!(
-        "CREATE TABLE mem AS SELECT id, parse_json(j) AS v FROM (VALUES {}) AS r(id, j)",
-        values.join(", ")
-    ))
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    common::run(
+        &ctx,
+        &format!(
+            "CREATE TABLE mem AS SELECT id, parse_json(j) AS v FROM (VALUES {}) AS r(id, j)",
+            values.join(", ")
+        ),
+    )
+    .await;
     let path = dir.join("t.parquet");
-    ctx.sql(&format!(
+    common::run(&ctx, &format!(
         "COPY (SELECT * FROM mem ORDER BY id) TO '{}' STORED AS PARQUET \
          OPTIONS ('variant.shred.v' '{shredding}', 'format.max_row_group_size' '{group_rows}', \
          'format.data_page_row_count_limit' '{page_rows}', 'format.write_batch_size' '{page_rows}')",
         path.display()
-    ))
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
-    ctx.sql(&format!(
-        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
-        path.display()
-    ))
-    .await
-    .unwrap()
-    .collect()
-    .await
-    .unwrap();
+    )).await;
+    common::run(
+        &ctx,
+        &format!(
+            "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}'",
+            path.display()
+        ),
+    )
+    .await;
     ctx
 }
 

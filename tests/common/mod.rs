@@ -862,3 +862,11 @@ pub fn metric_sum(
     datafusion::physical_plan::accept(plan, &mut sum).unwrap();
     sum.1
 }
+
+/// The batches of `sql` run in `ctx` (panics on any error).
+pub async fn run(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+) -> Vec<datafusion::arrow::array::RecordBatch> {
+    ctx.sql(sql).await.unwrap().collect().await.unwrap()
+}
