@@ -100,6 +100,7 @@ impl VariantSchema {
             }
             Value::Object(obj) => {
                 let mut fields = BTreeMap::new();
+                obj.check_field_sizes()?;
                 for i in 0..obj.len() {
                     fields.insert(
                         obj.key(i)?.to_string(),

@@ -430,6 +430,8 @@ impl TypedBuilder {
                 ..
             } => match value {
                 Value::Object(obj) => {
+                    obj.check_field_sizes()
+                        .map_err(|e| codec(opts.function, e))?;
                     for i in 0..obj.len() {
                         keys.append_value(obj.key(i).map_err(|e| codec(opts.function, e))?);
                         let field = obj.value(i).map_err(|e| codec(opts.function, e))?;
@@ -450,6 +452,9 @@ impl TypedBuilder {
                 validity,
             } => match value {
                 Value::Object(obj) => {
+                    // Several struct fields read several object fields: they must not share bytes.
+                    obj.check_field_sizes()
+                        .map_err(|e| codec(opts.function, e))?;
                     for (field, child) in fields.iter().zip(children.iter_mut()) {
                         match obj.get(field.name()).map_err(|e| codec(opts.function, e))? {
                             Some(fv) => {

@@ -893,6 +893,7 @@ impl VariantBuilder {
         }
         match v.get()? {
             Value::Object(obj) => {
+                obj.check_field_sizes()?;
                 self.begin_object();
                 for i in 0..obj.len() {
                     self.key(obj.key(i)?);

@@ -292,6 +292,7 @@ fn write_raw_object(
     }
     let layout = RawLayout::read(value, true)?;
     let children = layout.children(value)?;
+    children.check_field_sizes(layout.num)?;
     out.push(b'{');
     for i in 0..layout.num {
         keys.write_field_name(out, children.id(i)?, i == 0)?;
@@ -320,7 +321,7 @@ fn write_raw_array(
         if i > 0 {
             out.push(b',');
         }
-        write_raw_value(out, keys, children.child(i)?, tz, depth + 1)?;
+        write_raw_value(out, keys, children.element(i)?, tz, depth + 1)?;
     }
     out.push(b']');
     Ok(())
@@ -377,13 +378,14 @@ fn write_object(
         return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
     }
     out.push(b'{');
-    for i in 0..obj.len() {
+    for (i, field) in obj.iter().enumerate() {
+        let (key, value) = field?;
         if i > 0 {
             out.push(b',');
         }
-        write_json_string(out, obj.key(i)?);
+        write_json_string(out, key);
         out.push(b':');
-        write_value(out, obj.value(i)?, tz, depth + 1)?;
+        write_value(out, value, tz, depth + 1)?;
     }
     out.push(b'}');
     Ok(())

@@ -589,6 +589,33 @@ impl<'a> RawChildren<'a> {
     pub(crate) fn child(&self, i: usize) -> Result<&'a [u8], Unreadable> {
         child_at(self.data, uint_at(self.offsets, i, self.offset_size)?)
     }
+
+    /// Array element `i`: its bytes from its offset to the next one's, which must be greater (as
+    /// [`super::value::ContainerLayout::element`]: elements never share bytes).
+    #[inline]
+    pub(crate) fn element(&self, i: usize) -> Result<&'a [u8], Unreadable> {
+        let start = uint_at(self.offsets, i, self.offset_size)?;
+        let end = uint_at(self.offsets, i + 1, self.offset_size)?;
+        match self.data.get(start..end) {
+            Some(element) if !element.is_empty() => Ok(element),
+            _ => Err(Unreadable),
+        }
+    }
+
+    /// Checks that the values of the object's `num` fields, by their sizes, fit in its data
+    /// together (as [`super::value::ObjectView::check_field_sizes`]), so that writing every field
+    /// costs at most the object's size.
+    #[inline]
+    pub(crate) fn check_field_sizes(&self, num: usize) -> Result<(), Unreadable> {
+        let mut total = 0usize;
+        for i in 0..num {
+            total += super::value::value_size(self.child(i)?).map_err(|_| Unreadable)?;
+        }
+        if total > self.data.len() {
+            return Err(Unreadable);
+        }
+        Ok(())
+    }
 }
 
 /// The child starting at `start` in a container's `data`: its bytes to the end of the data (a

@@ -9,7 +9,8 @@ pub const DEFAULT_MAX_DEPTH: usize = 1000;
 /// Validates `metadata` and `value` completely with the default depth limit.
 ///
 /// Checks the metadata header and dictionary, every value header, bounds, offsets, UTF-8, field-id
-/// range, unique object keys and nesting depth. Objects whose fields are not sorted by key are accepted
+/// range, unique object keys, nesting depth, and that no two children of a container share bytes
+/// (array elements in offset order, object values anywhere but apart). Objects whose fields are not sorted by key are accepted
 /// (DuckDB writes them); lookups on them fall back to a linear scan.
 pub fn validate(metadata: &[u8], value: &[u8]) -> Result<()> {
     validate_with_depth(metadata, value, DEFAULT_MAX_DEPTH)
@@ -33,7 +34,7 @@ pub fn validate_value(v: Variant<'_>, depth: usize, max_depth: usize) -> Result<
                 return Err(VariantError::DepthLimitExceeded(max_depth));
             }
             let layout = ContainerLayout::read(bytes, true)?;
-            check_children(bytes, &layout, size)?;
+            check_fields(bytes, &layout, size)?;
             let sorted = obj.is_sorted()?;
             if !sorted {
                 check_unique_keys(&obj)?;
@@ -47,7 +48,7 @@ pub fn validate_value(v: Variant<'_>, depth: usize, max_depth: usize) -> Result<
                 return Err(VariantError::DepthLimitExceeded(max_depth));
             }
             let layout = ContainerLayout::read(bytes, false)?;
-            check_children(bytes, &layout, size)?;
+            check_elements(bytes, &layout, size)?;
             for e in arr.iter() {
                 validate_value(e?, depth + 1, max_depth)?;
             }
@@ -59,18 +60,61 @@ pub fn validate_value(v: Variant<'_>, depth: usize, max_depth: usize) -> Result<
     Ok(())
 }
 
-/// Every child starts inside the container's data and ends within it.
-fn check_children(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<()> {
-    let data_end = size;
-    for i in 0..layout.num {
+/// The byte ranges of a container's children, in stored order: each starts inside the
+/// container's data and ends within it.
+fn child_extents(
+    bytes: &[u8],
+    layout: &ContainerLayout,
+    size: usize,
+) -> impl Iterator<Item = Result<(usize, usize)>> {
+    (0..layout.num).map(move |i| {
         let start = layout.data_start + layout.offset(bytes, i)?;
-        if start >= data_end {
+        if start >= size {
             return malformed(format!("element {i} starts past the end of its container"));
         }
-        let child_size = value_size(&bytes[start..data_end])?;
-        if start + child_size > data_end {
+        let child_size = value_size(&bytes[start..size])?;
+        if start + child_size > size {
             return malformed(format!("element {i} extends past the end of its container"));
         }
+        Ok((start, start + child_size))
+    })
+}
+
+/// Array elements lie in their offsets' order, each ending before the next begins (no two share
+/// bytes).
+fn check_elements(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<()> {
+    let mut previous_end = layout.data_start;
+    for (i, extent) in child_extents(bytes, layout, size).enumerate() {
+        let (start, end) = extent?;
+        if start < previous_end {
+            return malformed(format!(
+                "array element {i} overlaps element {} (offsets must increase)",
+                i - 1
+            ));
+        }
+        previous_end = end;
+    }
+    Ok(())
+}
+
+/// Object field values may be stored in any order, but no two share bytes.
+fn check_fields(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<()> {
+    // Values stored in field order (the usual layout) are checked as they are read; others are
+    // sorted by where they start first.
+    let mut previous_end = layout.data_start;
+    let mut in_order = true;
+    for extent in child_extents(bytes, layout, size) {
+        let (start, end) = extent?;
+        in_order &= start >= previous_end;
+        previous_end = end;
+    }
+    if in_order {
+        return Ok(());
+    }
+    let mut extents = child_extents(bytes, layout, size).collect::<Result<Vec<_>>>()?;
+    extents.sort_unstable();
+    if extents.windows(2).any(|w| w[1].0 < w[0].1) {
+        return malformed("two fields of an object share bytes");
     }
     Ok(())
 }

@@ -149,6 +149,42 @@ impl ContainerLayout {
         Ok(&value[start..end])
     }
 
+    /// Array element `i`: its bytes from its offset to the next element's offset. Element
+    /// offsets must increase, so that no two elements share bytes and a walk over every element
+    /// costs at most the array's size (aliased elements could make it exponential).
+    #[inline]
+    pub(crate) fn element<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8]> {
+        let start = self.data_start + self.offset(value, i)?;
+        let end = self.data_start + self.offset(value, i + 1)?;
+        if start >= end {
+            return malformed(format!(
+                "array element {i} overlaps the next one (offsets must increase)"
+            ));
+        }
+        if end > value.len() {
+            return malformed(format!("offset of element {i} is out of bounds"));
+        }
+        Ok(&value[start..end])
+    }
+
+    /// Checks that the object's field values, by their sizes, fit in its data together: with
+    /// each field within the data, a walk over every field then costs at most the object's size,
+    /// however the fields are laid out (several fields pointing at one value could make it
+    /// exponential). [`crate::codec::validate`] checks exactly that no two fields share bytes.
+    pub(crate) fn check_field_sizes(&self, value: &[u8]) -> Result<()> {
+        let data = self.data_end - self.data_start;
+        let mut total = 0usize;
+        for i in 0..self.num {
+            total += value_size(self.child(value, i)?)?;
+            if total > data {
+                return malformed(format!(
+                    "the fields of an object overlap: field {i} ends past {data} bytes of field data"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Total size of the container value in bytes.
     #[inline]
     pub(crate) fn size(&self) -> usize {
@@ -490,9 +526,26 @@ impl<'a> ObjectView<'a> {
         Ok(true)
     }
 
-    /// Iterates over `(key, value)` in stored order.
+    /// Checks that the field values, by their sizes, fit in the object's data together, so that
+    /// a walk over every field costs at most the object's size. [`ObjectView::iter`] checks this
+    /// first; code that visits every field by index calls it before.
+    pub fn check_field_sizes(&self) -> Result<()> {
+        self.layout.check_field_sizes(self.value)
+    }
+
+    /// Iterates over `(key, value)` in stored order; the first item is an error when the fields
+    /// overlap (see [`ObjectView::check_field_sizes`]).
     pub fn iter(&self) -> impl Iterator<Item = Result<(&'a str, Variant<'a>)>> + '_ {
-        (0..self.layout.num).map(move |i| Ok((self.key(i)?, self.value(i)?)))
+        let overlap = self.check_field_sizes().err();
+        let num = if overlap.is_some() {
+            0
+        } else {
+            self.layout.num
+        };
+        overlap
+            .map(Err)
+            .into_iter()
+            .chain((0..num).map(move |i| Ok((self.key(i)?, self.value(i)?))))
     }
 }
 
@@ -534,11 +587,12 @@ impl<'a> ArrayView<'a> {
     fn element(&self, i: usize) -> Result<Variant<'a>> {
         Ok(Variant::with_metadata(
             self.metadata,
-            self.layout.child(self.value, i)?,
+            self.layout.element(self.value, i)?,
         ))
     }
 
-    /// Iterates over the elements.
+    /// Iterates over the elements (each read within its own offsets, so that none shares bytes
+    /// with another).
     pub fn iter(&self) -> impl Iterator<Item = Result<Variant<'a>>> + '_ {
         (0..self.layout.num).map(move |i| self.element(i))
     }

@@ -93,6 +93,7 @@ fn walk(
     match (segment, &value) {
         (PathSegment::Key(key), Value::Object(object)) => {
             let mut found = false;
+            object.check_field_sizes().map_err(codec(function))?;
             b.begin_object();
             for i in 0..object.len() {
                 let name = object.key(i).map_err(codec(function))?;

@@ -96,6 +96,7 @@ fn explode_list_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
             match v.get().map_err(codec)? {
                 Value::Object(object) => {
                     valid = true;
+                    object.check_field_sizes().map_err(codec)?;
                     for k in 0..object.len() {
                         pos.append_value(k as i32);
                         keys.append_value(object.key(k).map_err(codec)?);

@@ -61,6 +61,7 @@ fn strip(
     }
     match v.get()? {
         Value::Object(object) => {
+            object.check_field_sizes()?;
             b.begin_object();
             for i in 0..object.len() {
                 let field = object.value(i)?;

@@ -260,6 +260,7 @@ fn add_to(node: &mut Node, v: Variant<'_>, depth: usize, nodes: &mut usize) -> R
     node.kind.merge(Kind::of(&value));
     match value {
         Value::Object(obj) => {
+            obj.check_field_sizes().map_err(codec_err)?;
             for i in 0..obj.len() {
                 let key = obj.key(i).map_err(codec_err)?;
                 let child = match node.fields.get_mut(key) {
@@ -403,6 +404,7 @@ fn decode_node(v: Variant<'_>, nodes: &mut usize) -> Result<Node> {
         let Value::Object(fields) = fields.get().map_err(codec_err)? else {
             return Err(bad());
         };
+        fields.check_field_sizes().map_err(codec_err)?;
         for i in 0..fields.len() {
             let key = fields.key(i).map_err(codec_err)?.to_string();
             node.fields.insert(

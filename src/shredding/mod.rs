@@ -248,6 +248,7 @@ fn append_object(
         let v = Variant::with_metadata(m, v);
         match v.get().map_err(codec_err)? {
             Value::Object(obj) => {
+                obj.check_field_sizes().map_err(codec_err)?;
                 for j in 0..obj.len() {
                     let key = obj.key(j).map_err(codec_err)?;
                     if fields.find(key).is_some() {

@@ -271,7 +271,10 @@ pub(super) fn residual_object<'k>(
         .get()
         .map_err(codec_err)?
     {
-        Value::Object(obj) => Ok(obj),
+        Value::Object(obj) => {
+            obj.check_field_sizes().map_err(codec_err)?;
+            Ok(obj)
+        }
         _ => exec_err!(
             "invalid shredded variant: typed_value is an object but value is not an object"
         ),

@@ -370,6 +370,7 @@ fn shred_fields(
     children: &mut [Level],
     scratch: &mut Scratch,
 ) -> Result<Vec<(u32, Range<usize>)>> {
+    object.check_field_sizes().map_err(codec_err)?;
     let mut residual = scratch.residuals.pop().unwrap_or_default();
     residual.clear();
     let mut order = Vec::new();
