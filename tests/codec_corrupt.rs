@@ -130,9 +130,7 @@ fn exercise(m: &[u8], v: &[u8]) -> bool {
 
 #[test]
 fn conformance_truncations_and_bit_flips() {
-    let Some(dir) = conformance_dir("variant") else {
-        return;
-    };
+    let dir = conformance_dir("variant");
     let mut runs = 0usize;
     for (name, m, v) in conformance_examples(&dir) {
         assert!(exercise(&m, &v), "{name}: the example itself must validate");

@@ -510,9 +510,7 @@ fn shredding_type_of(typed: Option<&DataType>) -> DataType {
 /// expected variants (value for value, in the exact-numeric sense), and render the same JSON.
 #[tokio::test]
 async fn conformance_schemas_written_by_us_read_back_exactly() {
-    let Some(dir) = conformance_dir("shredded_variant") else {
-        return;
-    };
+    let dir = conformance_dir("shredded_variant");
     let cases: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap()).unwrap();
     let out = scratch("conformance");

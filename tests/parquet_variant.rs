@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{parquet_schema_text, scratch_dir, split_variant_file};
+use common::{conformance_dir, parquet_schema_text, scratch_dir, split_variant_file};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, Int64Array, RecordBatch, StringArray, StructArray,
 };
@@ -736,28 +736,6 @@ async fn expr_adapter_factory_sees_every_file() {
 // Shredded conformance files through SQL
 // ---------------------------------------------------------------------------------------------
 
-fn conformance_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/conformance/parquet-testing-variant/shredded_variant"
-    ));
-    if dir.join("cases.json").is_file() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "shredded variant conformance files not found at {} (required when CI is set)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "note: shredded variant conformance files not found at {}; skipping (set CI to make \
-         this a failure)",
-        dir.display()
-    );
-    None
-}
-
 /// `SELECT to_json(var) FROM '<file>' ORDER BY id` as text rows, or the error.
 async fn conformance_rows(ctx: &SessionContext, dir: &Path, file: &str) -> Result<Vec<String>> {
     let path = dir.join(file);
@@ -767,9 +745,7 @@ async fn conformance_rows(ctx: &SessionContext, dir: &Path, file: &str) -> Resul
 
 #[tokio::test]
 async fn shredded_conformance_cases_through_sql() {
-    let Some(dir) = conformance_dir() else {
-        return;
-    };
+    let dir = conformance_dir("shredded_variant");
     let ctx = ctx();
     let cases: &[(&str, &[&str])] = &[
         ("case-001.parquet", &[r#"["comedy","drama"]"#]),
@@ -819,9 +795,7 @@ async fn shredded_conformance_cases_through_sql() {
 /// variant file; error cases fail (and never panic).
 #[tokio::test]
 async fn every_shredded_conformance_case_through_sql() {
-    let Some(dir) = conformance_dir() else {
-        return;
-    };
+    let dir = conformance_dir("shredded_variant");
     let cases: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap()).unwrap();
     let ctx = ctx();

@@ -1,5 +1,5 @@
 //! Conformance of `unshred` with the shredded-variant test files of `parquet-testing`
-//! (`shared/conformance/parquet-testing-variant/shredded_variant`, generated from Iceberg's
+//! (`tests/data/parquet-testing-variant/shredded_variant`, generated from Iceberg's
 //! `TestVariantReaders`).
 //!
 //! Every case of `cases.json` is run: the `var` column of its Parquet file is read with the
@@ -8,9 +8,11 @@
 //! structural equality (same primitive type, decimals by unscaled value and scale, floats by
 //! bits, objects by keys in stored order, arrays element-wise). Error cases must give an error,
 //! never a value and never a panic. All mismatches are collected and reported in one assertion.
+mod common;
+
 use std::fs::File;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
@@ -22,6 +24,8 @@ use datafusion_parquet_variant::functions::to_json::variant_array_to_json;
 use datafusion_parquet_variant::variant_array::unshred;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
+
+use common::conformance_dir;
 
 /// One row read from a Parquet file: None for SQL NULL, else `(metadata, value)` bytes.
 type Row = Option<(Vec<u8>, Vec<u8>)>;
@@ -69,28 +73,6 @@ fn invalid_behaviour(case_number: u64) -> Option<InvalidBehaviour> {
         125 => Some(InvalidBehaviour::ReadsExpected),
         _ => None,
     }
-}
-
-fn conformance_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/conformance/parquet-testing-variant/shredded_variant"
-    ));
-    if dir.join("cases.json").is_file() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "shredded variant conformance files not found at {} (required when CI is set)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "note: shredded variant conformance files not found at {}; skipping (set CI to make \
-         this a failure)",
-        dir.display()
-    );
-    None
 }
 
 /// Bytes of row `i` of a binary column of any layout; None when null.
@@ -507,9 +489,7 @@ fn run_case(dir: &Path, case: &Json) -> Outcome {
 
 #[test]
 fn shredded_variant_conformance() {
-    let Some(dir) = conformance_dir() else {
-        return;
-    };
+    let dir = conformance_dir("shredded_variant");
     let text = std::fs::read_to_string(dir.join("cases.json")).expect("read cases.json");
     let cases: Vec<Json> = serde_json::from_str(&text).expect("parse cases.json");
     assert!(!cases.is_empty(), "cases.json has no cases");

@@ -292,9 +292,7 @@ fn paths_in(value: &V, prefix: String, depth: usize, out: &mut Vec<String>) {
 /// file, give what they give on the file's values reassembled into memory.
 #[tokio::test]
 async fn conformance_files_read_by_path_give_the_reassembled_answers() {
-    let Some(dir) = conformance_dir("shredded_variant") else {
-        return;
-    };
+    let dir = conformance_dir("shredded_variant");
     let cases: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap()).unwrap();
     let mut checked = 0;

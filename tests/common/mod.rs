@@ -679,26 +679,19 @@ fn strict_string(b: &[u8], pos: &mut usize) -> Result<String, String> {
 // Conformance files
 // ---------------------------------------------------------------------------------------------
 
-/// `../shared/conformance/parquet-testing-variant/<sub>` next to the crate. When it is missing,
-/// panics if the `CI` environment variable is set, else prints a note and returns None.
-pub fn conformance_dir(sub: &str) -> Option<PathBuf> {
+/// `tests/data/parquet-testing-variant/<sub>`: the parquet-testing conformance files, kept in
+/// the repository (see the README there). Panics when the folder is missing: a test that needs
+/// data fails without it, it never skips.
+pub fn conformance_dir(sub: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/parquet-testing-variant")
+        .join("tests/data/parquet-testing-variant")
         .join(sub);
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "conformance files not found at {} (required when CI is set)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "note: conformance files not found at {}; skipping (set CI to make this a failure)",
+    assert!(
+        dir.is_dir(),
+        "conformance files not found at {}",
         dir.display()
     );
-    None
+    dir
 }
 
 /// Every `(name, metadata, value)` in the conformance `variant/` folder, sorted by name.
