@@ -339,3 +339,60 @@ fn lateral_explode_and_constructors() {
         assert_eq!(row["v"].as_str().unwrap(), row["id"].to_string(), "{row}");
     }
 }
+
+/// Without -q, `-c` output in csv and json is still only data and the closing summary: no banner
+/// line before the header (the banner belongs to the interactive shell).
+#[test]
+fn no_banner_in_command_output() {
+    let out = run(&["--format", "csv", "-c", "SELECT 1 AS a"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("a\n1\n"), "{stdout}");
+    assert!(!stdout.contains("variant-sql"), "{stdout}");
+    let out = run(&["--format", "json", "-c", "SELECT 1 AS a"]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("[{\"a\":1}]"), "{stdout}");
+}
+
+/// `-m` bounds the memory pool: a hash join whose build side (a million rows, which cannot spill)
+/// needs more than 1 MiB fails with DataFusion's resources-exhausted error and a non-zero exit,
+/// not an abort; the same query runs without the limit.
+#[test]
+fn memory_limit_bounds_a_query() {
+    let join = "SELECT count(*) FROM generate_series(1, 1000000) a(x) \
+                JOIN generate_series(1, 1000000) b(y) ON x = y";
+    let out = run(&["-q", "--no-sample", "-m", "1m", "-c", join]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success());
+    assert!(stderr.contains("Resources exhausted"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let out = ok(&["--no-sample", "--format", "csv", "-c", join]);
+    assert_eq!(out, "count(*)\n1000000\n");
+}
+
+/// `-b` sets the session's batch size; `-p` the directory relative file names resolve against.
+#[test]
+fn batch_size_and_data_path() {
+    let out = ok(&[
+        "--no-sample",
+        "--format",
+        "csv",
+        "-b",
+        "123",
+        "-c",
+        "SHOW datafusion.execution.batch_size",
+    ]);
+    assert_eq!(out, "name,value\ndatafusion.execution.batch_size,123\n");
+    let dir = scratch("data-path");
+    std::fs::write(dir.join("t.csv"), "a\n1\n2\n").unwrap();
+    let out = ok(&[
+        "--no-sample",
+        "--format",
+        "csv",
+        "-p",
+        dir.to_str().unwrap(),
+        "-c",
+        "SELECT sum(a) AS s FROM 't.csv'",
+    ]);
+    assert_eq!(out, "s\n3\n");
+}

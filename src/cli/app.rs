@@ -1,6 +1,7 @@
 //! The `variant-sql` program: arguments, session set-up and the choice between `-c` / `-f` and
 //! the interactive REPL.
 use std::env;
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -9,6 +10,9 @@ use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionConfig;
+use datafusion::execution::memory_pool::{
+    FairSpillPool, GreedyMemoryPool, MemoryPool, TrackConsumersPool,
+};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::ExplainFormat;
 use datafusion::prelude::SessionContext;
@@ -17,6 +21,7 @@ use datafusion_cli::exec::exec_from_repl;
 use datafusion_cli::functions::ParquetMetadataFunc;
 use datafusion_cli::object_storage::instrumented::InstrumentedObjectStoreRegistry;
 use datafusion_cli::object_storage::{StdinCarriesCommands, is_stdin_location};
+use datafusion_cli::pool_type::PoolType;
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
@@ -86,6 +91,28 @@ pub struct Args {
     /// Syntax highlighting in the interactive shell.
     #[arg(long)]
     pub color: bool,
+
+    /// Run in this directory: relative file names and LOCATIONs resolve against it.
+    #[arg(short = 'p', long, value_parser = parse_data_dir)]
+    pub data_path: Option<String>,
+
+    /// The number of rows in each batch a query produces (DataFusion's default when not given).
+    #[arg(short = 'b', long, value_parser = parse_batch_size)]
+    pub batch_size: Option<usize>,
+
+    /// The memory pool's limit, e.g. '512m' or '10g' (suffixes b, k, m, g, t; no limit when not
+    /// given). A query that needs more spills where it can, else fails with DataFusion's
+    /// resources-exhausted error naming the largest consumers.
+    #[arg(short = 'm', long, value_parser = parse_memory_limit)]
+    pub memory_limit: Option<usize>,
+
+    /// The memory pool type with --memory-limit: 'greedy' or 'fair'.
+    #[arg(long, default_value_t = PoolType::Greedy)]
+    pub mem_pool_type: PoolType,
+
+    /// How many of the largest memory consumers an out-of-memory error names (0: no tracking).
+    #[arg(long, default_value = "3")]
+    pub top_memory_consumers: usize,
 }
 
 impl Args {
@@ -101,6 +128,61 @@ fn parse_command(command: &str) -> Result<String, String> {
     } else {
         Ok(command.to_string())
     }
+}
+
+fn parse_data_dir(dir: &str) -> Result<String, String> {
+    if Path::new(dir).is_dir() {
+        Ok(dir.to_string())
+    } else {
+        Err(format!("Invalid data directory '{dir}'"))
+    }
+}
+
+fn parse_batch_size(size: &str) -> Result<usize, String> {
+    match size.parse::<usize>() {
+        Ok(size) if size > 0 => Ok(size),
+        _ => Err(format!("Invalid batch size '{size}'")),
+    }
+}
+
+/// A byte count with an optional binary suffix (b, k/kb, m/mb, g/gb, t/tb; any case), as
+/// datafusion-cli reads `--memory-limit`.
+fn parse_memory_limit(size: &str) -> Result<usize, String> {
+    let lower = size.to_lowercase();
+    let digits = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (number, suffix) = lower.split_at(digits);
+    let shift = match suffix {
+        "" | "b" => 0,
+        "k" | "kb" => 10,
+        "m" | "mb" => 20,
+        "g" | "gb" => 30,
+        "t" | "tb" => 40,
+        _ => return Err(format!("Invalid memory pool size '{size}'")),
+    };
+    let number: usize = number
+        .parse()
+        .map_err(|_| format!("Invalid numeric value in memory pool size '{size}'"))?;
+    number
+        .checked_mul(1usize << shift)
+        .ok_or_else(|| format!("memory pool size '{size}' is too large"))
+}
+
+/// The memory pool of `--memory-limit` (None: DataFusion's unbounded default).
+fn memory_pool(args: &Args) -> Option<Arc<dyn MemoryPool>> {
+    let limit = args.memory_limit?;
+    let top = NonZeroUsize::new(args.top_memory_consumers);
+    Some(match (&args.mem_pool_type, top) {
+        (PoolType::Greedy, None) => Arc::new(GreedyMemoryPool::new(limit)),
+        (PoolType::Greedy, Some(top)) => {
+            Arc::new(TrackConsumersPool::new(GreedyMemoryPool::new(limit), top))
+        }
+        (PoolType::Fair, None) => Arc::new(FairSpillPool::new(limit)),
+        (PoolType::Fair, Some(top)) => {
+            Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top))
+        }
+    })
 }
 
 fn parse_file(file: &str) -> Result<String, String> {
@@ -122,6 +204,9 @@ fn session_config(args: &Args) -> Result<SessionConfig> {
         options.format.null = String::from("NULL");
     }
     let mut config = SessionConfig::from(options).with_information_schema(true);
+    if let Some(batch_size) = args.batch_size {
+        config = config.with_batch_size(batch_size);
+    }
     if args.repl_mode() || args.files.iter().any(|f| is_stdin_location(f)) {
         // stdin carries the SQL, so it cannot also be a table's LOCATION.
         config = config.with_extension(Arc::new(StdinCarriesCommands));
@@ -137,9 +222,11 @@ pub async fn build_session(
     args: &Args,
     registry: Arc<InstrumentedObjectStoreRegistry>,
 ) -> Result<(VariantCliContext, usize)> {
-    let runtime = RuntimeEnvBuilder::new()
-        .with_object_store_registry(registry)
-        .build_arc()?;
+    let mut runtime = RuntimeEnvBuilder::new().with_object_store_registry(registry);
+    if let Some(pool) = memory_pool(args) {
+        runtime = runtime.with_memory_pool(pool);
+    }
+    let runtime = runtime.build_arc()?;
     // Built from a state builder: the `VARIANT` type name needs a type planner, which DataFusion
     // only accepts at build time.
     let state = crate::register_all_with_state(
@@ -167,6 +254,9 @@ pub async fn build_session(
 /// Runs the program with `args`: -f files first, then -c commands, or the REPL when neither is
 /// given.
 pub async fn run(args: Args) -> Result<()> {
+    if let Some(dir) = &args.data_path {
+        env::set_current_dir(dir)?;
+    }
     let registry = Arc::new(InstrumentedObjectStoreRegistry::new());
     let (ctx, sample_rows) = build_session(&args, Arc::clone(&registry)).await?;
     let mut options = PrintOptions {
@@ -176,7 +266,9 @@ pub async fn run(args: Args) -> Result<()> {
         color: args.color,
         instrumented_registry: registry,
     };
-    if !args.quiet {
+    // The banner belongs to the interactive shell: with -c or -f, stdout holds only the
+    // results (valid CSV or JSON with those formats).
+    if !args.quiet && args.repl_mode() {
         let version = env!("CARGO_PKG_VERSION");
         let cli = datafusion_cli::DATAFUSION_CLI_VERSION;
         if sample_rows > 0 {
@@ -187,11 +279,9 @@ pub async fn run(args: Args) -> Result<()> {
         } else {
             println!("variant-sql {version} (DataFusion {cli})");
         }
-        if args.repl_mode() {
-            println!(
-                "Type SQL ending with ';', \\? for help, \\q to quit. Try: SELECT kind, payload FROM events LIMIT 3;"
-            );
-        }
+        println!(
+            "Type SQL ending with ';', \\? for help, \\q to quit. Try: SELECT kind, payload FROM events LIMIT 3;"
+        );
     }
     if args.repl_mode() {
         return exec_from_repl(&ctx, &mut options)
@@ -240,5 +330,49 @@ mod tests {
         assert!(Args::try_parse_from(["variant-sql", "-c", ""]).is_err());
         assert!(Args::try_parse_from(["variant-sql", "-f", "/no/such/file.sql"]).is_err());
         assert!(Args::try_parse_from(["variant-sql", "--format", "automatic"]).is_err());
+    }
+
+    /// datafusion-cli's -m, --mem-pool-type, -b and -p, with its size suffixes (binary units).
+    #[test]
+    fn parses_memory_batch_and_directory_flags() {
+        let args = Args::try_parse_from([
+            "variant-sql",
+            "-m",
+            "512m",
+            "--mem-pool-type",
+            "fair",
+            "-b",
+            "100",
+            "-p",
+            ".",
+        ])
+        .unwrap();
+        assert_eq!(args.memory_limit, Some(512 << 20));
+        assert_eq!(args.mem_pool_type, PoolType::Fair);
+        assert_eq!(args.batch_size, Some(100));
+        assert_eq!(args.data_path.as_deref(), Some("."));
+        assert!(memory_pool(&args).is_some());
+        let args = Args::try_parse_from(["variant-sql"]).unwrap();
+        assert_eq!(args.mem_pool_type, PoolType::Greedy);
+        assert!(memory_pool(&args).is_none());
+
+        assert_eq!(parse_memory_limit("1024"), Ok(1024));
+        assert_eq!(parse_memory_limit("2KB"), Ok(2048));
+        assert_eq!(parse_memory_limit("10G"), Ok(10 << 30));
+        assert_eq!(parse_memory_limit("1t"), Ok(1 << 40));
+        for bad in ["", "m", "-1m", "1x", "1.5g", "99999999999999999999t"] {
+            assert!(parse_memory_limit(bad).is_err(), "{bad}");
+        }
+        for bad in [
+            ["-b", "0"],
+            ["-m", "lots"],
+            ["-p", "/no/such/dir"],
+            ["--mem-pool-type", "x"],
+        ] {
+            assert!(
+                Args::try_parse_from(["variant-sql", bad[0], bad[1]]).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 }
