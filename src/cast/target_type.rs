@@ -38,10 +38,19 @@ fn holds_string_view(data_type: &DataType) -> bool {
     }
 }
 
+/// The deepest a type string may nest ARRAY, MAP and STRUCT. It bounds the parser's recursion
+/// and that of everything that later walks the type (Arrow's and DataFusion's equality, hashing,
+/// formatting and drop of the `DataType`, our cast builders), all on the caller's stack: 1000
+/// levels, the variant limit, overflow a 2 MiB thread in a debug build. No schema nests a
+/// hundred levels.
+pub const MAX_TYPE_DEPTH: usize = 100;
+
 struct Parser<'a> {
     s: &'a str,
     pos: usize,
     original: &'a str,
+    /// Containers open at `pos`.
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -104,7 +113,24 @@ impl<'a> Parser<'a> {
             s,
             pos: 0,
             original: s,
+            depth: 0,
         }
+    }
+
+    /// Runs `f` (the inside of an ARRAY, MAP or STRUCT) one nesting level deeper, or says that
+    /// the type nests too deeply.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
+        if self.depth == MAX_TYPE_DEPTH {
+            let end = self.original.char_indices().nth(40);
+            return Err(format!(
+                "type '{}...' nests deeper than {MAX_TYPE_DEPTH} levels",
+                &self.original[..end.map_or(self.original.len(), |(i, _)| i)]
+            ));
+        }
+        self.depth += 1;
+        let inside = f(self);
+        self.depth -= 1;
+        inside
     }
 
     /// Runs `f` and requires that it consumed the whole text.
@@ -237,30 +263,30 @@ impl<'a> Parser<'a> {
             }
             "timestamp_ntz" => DataType::Timestamp(TimeUnit::Microsecond, None),
             "variant" => variant_field("variant", true).data_type().clone(),
-            "array" => {
-                self.expect('<')?;
-                let element = self.data_type()?;
-                self.expect('>')?;
-                DataType::List(Arc::new(nullable_field("element", element)))
-            }
-            "map" => {
-                self.expect('<')?;
-                let key = self.data_type()?;
+            "array" => self.nested(|p| {
+                p.expect('<')?;
+                let element = p.data_type()?;
+                p.expect('>')?;
+                Ok(DataType::List(Arc::new(nullable_field("element", element))))
+            })?,
+            "map" => self.nested(|p| {
+                p.expect('<')?;
+                let key = p.data_type()?;
                 if key != DataType::Utf8 {
                     return Err(format!(
                         "'{}': map keys must be STRING, got {key}",
-                        self.original
+                        p.original
                     ));
                 }
-                self.expect(',')?;
-                let value = self.data_type()?;
-                self.expect('>')?;
-                map_type(value)
-            }
-            "struct" => {
-                self.expect('<')?;
-                DataType::Struct(self.field_list(Some('>'))?)
-            }
+                p.expect(',')?;
+                let value = p.data_type()?;
+                p.expect('>')?;
+                Ok(map_type(value))
+            })?,
+            "struct" => self.nested(|p| {
+                p.expect('<')?;
+                Ok(DataType::Struct(p.field_list(Some('>'))?))
+            })?,
             "void" | "interval" => {
                 return Err(format!(
                     "cannot cast a variant to {}",

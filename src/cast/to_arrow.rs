@@ -186,6 +186,18 @@ pub(super) fn codec(function: &str, e: crate::codec::VariantError) -> DataFusion
     DataFusionError::Execution(format!("{function}: {e}"))
 }
 
+/// The i32 offset after `added` more entries (list elements, map entries, string bytes) past
+/// `current`: an error where the output of one batch outgrows i32 offsets, which arrow's
+/// builders would panic on.
+pub(crate) fn grown_offset(current: usize, added: usize, function: &str) -> Result<i32> {
+    current
+        .checked_add(added)
+        .and_then(|end| i32::try_from(end).ok())
+        .ok_or_else(|| {
+            DataFusionError::Execution(format!("{function}: output exceeds 2 GiB in one batch"))
+        })
+}
+
 impl TypedBuilder {
     /// A builder for `data_type` with room for `capacity` rows.
     pub fn try_new(data_type: &DataType, capacity: usize) -> Result<Self> {
@@ -324,7 +336,12 @@ impl TypedBuilder {
                 b.append_value(header == p::TRUE << 2);
                 Some(())
             }
-            TypedBuilder::Utf8(b, _) if header & 0x03 == crate::codec::basic_type::SHORT_STRING => {
+            // Short strings (at most 63 bytes) while the output has room for them; the checked
+            // path below says when it has not.
+            TypedBuilder::Utf8(b, _)
+                if header & 0x03 == crate::codec::basic_type::SHORT_STRING
+                    && b.values_slice().len() < i32::MAX as usize - 64 =>
+            {
                 value
                     .get(1..1 + (header >> 2) as usize)
                     .and_then(|s| std::str::from_utf8(s).ok())
@@ -375,6 +392,7 @@ impl TypedBuilder {
             TypedBuilder::Utf8(b, scratch) => {
                 scratch.clear();
                 if to_text(v, &value, opts, scratch)? {
+                    grown_offset(b.values_slice().len(), scratch.len(), opts.function)?;
                     b.append_value(String::from_utf8_lossy(scratch));
                     true
                 } else {
@@ -383,10 +401,12 @@ impl TypedBuilder {
             }
             TypedBuilder::Binary(b) => match value {
                 Value::Binary(bytes) => {
+                    grown_offset(b.values_slice().len(), bytes.len(), opts.function)?;
                     b.append_value(bytes);
                     true
                 }
                 Value::String(s) => {
+                    grown_offset(b.values_slice().len(), s.len(), opts.function)?;
                     b.append_value(s);
                     true
                 }
@@ -415,8 +435,8 @@ impl TypedBuilder {
                             element.append_null();
                         }
                     }
-                    let len = *offsets.last().expect("starts with 0") + arr.len() as i32;
-                    offsets.push(len);
+                    let last = *offsets.last().expect("starts with 0") as usize;
+                    offsets.push(grown_offset(last, arr.len(), opts.function)?);
                     validity.push(true);
                     true
                 }
@@ -433,14 +453,16 @@ impl TypedBuilder {
                     obj.check_field_sizes()
                         .map_err(|e| codec(opts.function, e))?;
                     for i in 0..obj.len() {
-                        keys.append_value(obj.key(i).map_err(|e| codec(opts.function, e))?);
+                        let key = obj.key(i).map_err(|e| codec(opts.function, e))?;
+                        grown_offset(keys.values_slice().len(), key.len(), opts.function)?;
+                        keys.append_value(key);
                         let field = obj.value(i).map_err(|e| codec(opts.function, e))?;
                         if !values.append(field, opts)? {
                             values.append_null();
                         }
                     }
-                    let len = *offsets.last().expect("starts with 0") + obj.len() as i32;
-                    offsets.push(len);
+                    let last = *offsets.last().expect("starts with 0") as usize;
+                    offsets.push(grown_offset(last, obj.len(), opts.function)?);
                     validity.push(true);
                     true
                 }
@@ -834,4 +856,26 @@ fn write_local_timestamp(out: &mut Vec<u8>, t: i64, units: i64, tz: &SessionTime
     write_timestamp(out, t, units, Some(tz));
     // write_timestamp appends "+HH:MM"; drop it.
     out.truncate(out.len().saturating_sub(6).max(start));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grown_offset;
+
+    /// Offsets grow up to i32::MAX and no further: past it, an error instead of arrow's panic.
+    #[test]
+    fn offsets_stop_at_i32_max() {
+        assert_eq!(grown_offset(0, 0, "f").unwrap(), 0);
+        assert_eq!(
+            grown_offset(i32::MAX as usize - 5, 5, "f").unwrap(),
+            i32::MAX
+        );
+        let err = grown_offset(i32::MAX as usize - 5, 6, "f").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("f: output exceeds 2 GiB in one batch"),
+            "{err}"
+        );
+        assert!(grown_offset(usize::MAX, 1, "f").is_err());
+    }
 }

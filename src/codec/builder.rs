@@ -1,6 +1,7 @@
 //! Writing variants: minimal widths, a sorted unique dictionary, buffers reused across rows.
 use super::bytes::{covering_word, push_short, width_for, write_uint};
 use super::error::{Result, VariantError};
+use super::validate::DEFAULT_MAX_DEPTH;
 use super::value::{Value, Variant, basic_type, primitive};
 
 /// Global keys kept across rows before the dictionary starts afresh (bounds memory when keys
@@ -392,6 +393,9 @@ pub struct VariantBuilder {
     previous_keys: Vec<u32>,
     previous_unsorted: bool,
     previous_valid: bool,
+    /// Whether the row opened containers deeper than [`DEFAULT_MAX_DEPTH`] (then `finish` fails:
+    /// no reader would accept the value).
+    too_deep: bool,
 }
 
 impl Default for VariantBuilder {
@@ -422,6 +426,7 @@ impl VariantBuilder {
             previous_keys: Vec::new(),
             previous_unsorted: false,
             previous_valid: false,
+            too_deep: false,
         };
         b.reset();
         b
@@ -442,6 +447,7 @@ impl VariantBuilder {
         self.stack.clear();
         self.open_children.clear();
         self.pending_key = None;
+        self.too_deep = false;
     }
 
     /// Current nesting depth (open objects and arrays).
@@ -647,6 +653,7 @@ impl VariantBuilder {
             children_start: self.open_children.len(),
             is_object,
         });
+        self.too_deep |= self.stack.len() > DEFAULT_MAX_DEPTH;
     }
 
     fn end_container(&mut self, is_object: bool) {
@@ -698,6 +705,9 @@ impl VariantBuilder {
         debug_assert!(self.stack.is_empty(), "finish with open containers");
         if self.scalars.len() > u32::MAX as usize {
             return Err(too_large());
+        }
+        if self.too_deep {
+            return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
         }
         let n = self.dict.len();
         let same_keys = self.previous_valid && self.dict.row_keys == self.previous_keys;
@@ -886,10 +896,8 @@ impl VariantBuilder {
 
     #[recursive::recursive]
     fn append_variant_depth(&mut self, v: Variant<'_>, depth: usize) -> Result<()> {
-        if depth > super::validate::DEFAULT_MAX_DEPTH {
-            return Err(VariantError::DepthLimitExceeded(
-                super::validate::DEFAULT_MAX_DEPTH,
-            ));
+        if depth > DEFAULT_MAX_DEPTH {
+            return Err(VariantError::DepthLimitExceeded(DEFAULT_MAX_DEPTH));
         }
         match v.get()? {
             Value::Object(obj) => {

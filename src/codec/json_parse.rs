@@ -46,7 +46,8 @@ impl JsonParser {
         Self::with_max_depth(DEFAULT_MAX_DEPTH)
     }
 
-    /// A parser with a custom depth limit.
+    /// A parser with a custom depth limit (limits above [`DEFAULT_MAX_DEPTH`] do not raise it:
+    /// the builder refuses deeper values).
     pub fn with_max_depth(max_depth: usize) -> Self {
         JsonParser {
             max_depth,

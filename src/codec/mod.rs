@@ -46,7 +46,7 @@ pub use json_parse::JsonParser;
 pub use json_write::{JsonRowWriter, write_json};
 pub(crate) use metadata::metadata_version;
 pub use metadata::{EMPTY_METADATA, Metadata};
-pub use path::{InvalidPath, PathSegment, VariantPath};
+pub use path::{InvalidPath, MAX_PATH_SEGMENTS, PathSegment, VariantPath};
 pub use raw::Unreadable;
 pub(crate) use raw::raw_int;
 pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};

@@ -27,17 +27,34 @@ pub struct VariantPath {
     probe_words: Vec<Option<u64>>,
 }
 
-/// A path that does not follow the grammar.
+/// The most segments a path may have: as many levels as a variant may nest
+/// ([`super::DEFAULT_MAX_DEPTH`]); a longer path could never lead anywhere, and the mutators
+/// would build values deeper than any reader accepts.
+pub const MAX_PATH_SEGMENTS: usize = super::validate::DEFAULT_MAX_DEPTH;
+
+/// A path that does not follow the grammar, or that has more than [`MAX_PATH_SEGMENTS`]
+/// segments.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidPath(pub String);
+pub enum InvalidPath {
+    /// Not the path grammar (the path's text).
+    Syntax(String),
+    /// More than [`MAX_PATH_SEGMENTS`] segments (the path's first characters).
+    TooLong(String),
+}
 
 impl fmt::Display for InvalidPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the path `{}` is not a valid variant extraction path",
-            self.0
-        )
+        match self {
+            InvalidPath::Syntax(path) => write!(
+                f,
+                "the path `{path}` is not a valid variant extraction path"
+            ),
+            InvalidPath::TooLong(start) => write!(
+                f,
+                "the path `{start}...` has more than {MAX_PATH_SEGMENTS} segments, the deepest a \
+                 variant nests"
+            ),
+        }
     }
 }
 
@@ -46,7 +63,7 @@ impl VariantPath {
     /// `["name"]` (no escapes: any character but the closing quote) and `[digits]` (at most
     /// 2147483647). Anything else, including leading spaces and empty names, is invalid.
     pub fn parse(path: &str) -> Result<Self, InvalidPath> {
-        let invalid = || InvalidPath(path.to_string());
+        let invalid = || InvalidPath::Syntax(path.to_string());
         let b = path.as_bytes();
         if b.first() != Some(&b'$') {
             return Err(invalid());
@@ -54,6 +71,10 @@ impl VariantPath {
         let mut segments = Vec::new();
         let mut pos = 1;
         while pos < b.len() {
+            if segments.len() == MAX_PATH_SEGMENTS {
+                let start = path.char_indices().nth(40).map_or(path.len(), |(i, _)| i);
+                return Err(InvalidPath::TooLong(path[..start].to_string()));
+            }
             match b[pos] {
                 b'.' => {
                     let start = pos + 1;

@@ -13,11 +13,12 @@ use super::common::{
     PathArg, check_variant_args, codec_error, single_row_scalar, variant_return_field,
 };
 use crate::cast::{ArrowToVariant, check_convertible};
-use crate::codec::{PathSegment, Value, Variant, VariantBuilder};
+use crate::codec::{PathSegment, Value, Variant, VariantBuilder, VariantError};
 use crate::variant_array::{VariantArrayBuilder, VariantColumn};
 
-/// How far past the end of an array an index may reach: padding more variant nulls than this
-/// is rejected instead of building a huge value.
+/// How many variant nulls one edit may pad into arrays, in total over the path's indexes (an
+/// index past the end of an array pads up to it): more is rejected instead of building a huge
+/// value.
 pub const MAX_PADDING: u32 = 1 << 20;
 
 /// What a mutator does at the end of its path.
@@ -127,7 +128,7 @@ fn walk(
                     return Ok(Outcome::Unchanged);
                 }
                 b.key(key);
-                if let Some(reason) = create(b, rest, new)? {
+                if let Some(reason) = create_missing(b, 0, rest, new)? {
                     return Ok(Outcome::Rejected(reason));
                 }
             }
@@ -165,13 +166,10 @@ fn walk(
                     }
                 }
             }
-            if index >= len {
-                if let Some(reason) = pad(b, index - len) {
-                    return Ok(Outcome::Rejected(reason));
-                }
-                if let Some(reason) = create(b, rest, new)? {
-                    return Ok(Outcome::Rejected(reason));
-                }
+            if index >= len
+                && let Some(reason) = create_missing(b, index - len, rest, new)?
+            {
+                return Ok(Outcome::Rejected(reason));
             }
             b.end_array();
             Ok(Outcome::Changed)
@@ -199,52 +197,62 @@ fn creates(edit: Edit) -> bool {
     )
 }
 
-/// Appends `count` variant nulls, or says why not.
-fn pad(b: &mut VariantBuilder, count: usize) -> Option<String> {
-    if count > MAX_PADDING as usize {
-        return Some(format!(
-            "the index is {count} elements past the end of the array (at most {MAX_PADDING})"
-        ));
-    }
-    for _ in 0..count {
-        b.null();
-    }
-    None
-}
-
-/// Writes the missing rest of a path (objects for keys, null-padded arrays for indexes) with the
-/// new value at its end.
-fn create(
+/// Appends `padding` variant nulls (to reach an index past an array's end), then the missing
+/// rest of the path with the new value at its end; or says why not, when the nulls it would pad
+/// in all exceed [`MAX_PADDING`].
+fn create_missing(
     b: &mut VariantBuilder,
+    padding: usize,
     path: &[PathSegment],
     new: &mut WriteNew<'_>,
 ) -> Result<Option<String>> {
+    let indexes = path.iter().filter_map(|s| match s {
+        PathSegment::Index(i) => Some(*i as usize),
+        PathSegment::Key(_) => None,
+    });
+    let largest = indexes.clone().chain([padding]).max().unwrap_or(0);
+    if largest > MAX_PADDING as usize {
+        return Ok(Some(format!(
+            "the index is {largest} elements past the end of the array (at most {MAX_PADDING})"
+        )));
+    }
+    let total = indexes.sum::<usize>() + padding;
+    if total > MAX_PADDING as usize {
+        return Ok(Some(format!(
+            "the path's indexes pad {total} nulls into arrays (at most {MAX_PADDING} in all)"
+        )));
+    }
+    for _ in 0..padding {
+        b.null();
+    }
+    create(b, path, new)?;
+    Ok(None)
+}
+
+/// Writes the missing rest of a path (objects for keys, null-padded arrays for indexes) with the
+/// new value at its end; [`create_missing`] checked the padding.
+fn create(b: &mut VariantBuilder, path: &[PathSegment], new: &mut WriteNew<'_>) -> Result<()> {
     let Some((segment, rest)) = path.split_first() else {
-        new(b)?;
-        return Ok(None);
+        return new(b);
     };
     match segment {
         PathSegment::Key(key) => {
             b.begin_object();
             b.key(key);
-            if let Some(reason) = create(b, rest, new)? {
-                return Ok(Some(reason));
-            }
+            create(b, rest, new)?;
             b.end_object()
                 .map_err(|e| DataFusionError::Execution(e.to_string()))?;
         }
         PathSegment::Index(index) => {
             b.begin_array();
-            if let Some(reason) = pad(b, *index as usize) {
-                return Ok(Some(reason));
+            for _ in 0..*index {
+                b.null();
             }
-            if let Some(reason) = create(b, rest, new)? {
-                return Ok(Some(reason));
-            }
+            create(b, rest, new)?;
             b.end_array();
         }
     }
-    Ok(None)
+    Ok(())
 }
 
 /// Checks a mutator's arguments at planning time: a variant, then `paths` string arguments, then
@@ -334,10 +342,12 @@ pub fn invoke_mutator(
         b.reset();
         let mut new = |b: &mut VariantBuilder| values.write(row, b);
         match walk(function, &mut b, v, path.segments(), edit, &mut new)? {
-            Outcome::Changed => {
-                b.finish().map_err(codec(function))?;
-                out.append_built(&b);
-            }
+            Outcome::Changed => match b.finish() {
+                Ok(()) => out.append_built(&b),
+                // A result deeper than readers accept: the edit is not possible.
+                Err(VariantError::DepthLimitExceeded(_)) if is_try => out.append_null(),
+                Err(e) => return Err(codec(function)(e)),
+            },
             Outcome::Unchanged => {
                 let (m, value) = variants.bytes(row).expect("not null");
                 out.append(m, value);
