@@ -36,6 +36,7 @@ use super::logical_types::{
 };
 use super::sink::{VariantParquetSink, has_variant_column};
 use super::source::VariantParquetSource;
+use super::staged::stage;
 use super::variant_columns::{
     VariantColumns, VariantMark, collect_variant_columns, with_unshredded_variant_types,
     with_variant_extension,
@@ -311,7 +312,7 @@ impl FileFormat for VariantParquetFormat {
         conf: FileSinkConfig,
         order_requirements: Option<LexRequirement>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let mut conf = conf;
+        let (mut conf, staged) = stage(conf)?;
         conf.output_schema = with_variant_extension(
             &conf.output_schema,
             &variant_shaped_columns(&conf.output_schema),
@@ -342,11 +343,13 @@ impl FileFormat for VariantParquetFormat {
                 )
                 .with_auto_shredding(auto),
             );
-            return Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)));
+            return staged.wrap(Arc::new(DataSinkExec::new(input, sink, order_requirements)));
         }
-        self.inner
+        let plan = self
+            .inner
             .create_writer_physical_plan(input, state, conf, order_requirements)
-            .await
+            .await?;
+        staged.wrap(plan)
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {

@@ -28,6 +28,7 @@ mod shred_on_write;
 mod shredded_get;
 mod sink;
 mod source;
+mod staged;
 pub mod variant_columns;
 
 use std::collections::HashMap;
