@@ -59,6 +59,23 @@ fn decimal_schema(unscaled: i128, scale: u8) -> VariantSchema {
 }
 
 impl VariantSchema {
+    /// The bytes this schema holds on the heap (an estimate, without rendering it): boxed
+    /// elements, and for objects each entry's key, value and a share of the map's nodes.
+    #[recursive::recursive]
+    pub fn heap_size(&self) -> usize {
+        const ENTRY: usize = std::mem::size_of::<String>() + std::mem::size_of::<VariantSchema>();
+        match self {
+            VariantSchema::Array(element) => {
+                std::mem::size_of::<VariantSchema>() + element.heap_size()
+            }
+            VariantSchema::Object(fields) => fields
+                .iter()
+                .map(|(key, value)| ENTRY + key.capacity() + value.heap_size())
+                .sum(),
+            _ => 0,
+        }
+    }
+
     /// The schema of one value (array elements merged).
     pub fn of(v: Variant<'_>) -> Result<Self> {
         Self::of_depth(v, 0)
@@ -336,6 +353,23 @@ mod tests {
         let text = s.to_string();
         assert_eq!(VariantSchema::parse(&text), Some(s), "round trip of {text}");
         text
+    }
+
+    /// Counted by hand: two entries (key, value and a `String` each), their key bytes, and the
+    /// boxed element of the array.
+    #[test]
+    fn heap_size_counts_keys_and_children() {
+        let entry =
+            std::mem::size_of::<std::string::String>() + std::mem::size_of::<VariantSchema>();
+        assert_eq!(Bigint.heap_size(), 0);
+        let fields = BTreeMap::from([
+            ("a".to_string(), Bigint),
+            ("bc".to_string(), Array(Box::new(String))),
+        ]);
+        assert_eq!(
+            Object(fields).heap_size(),
+            2 * entry + 1 + 2 + std::mem::size_of::<VariantSchema>()
+        );
     }
 
     #[test]

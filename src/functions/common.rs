@@ -100,9 +100,19 @@ pub fn for_each_string(
     Ok(())
 }
 
-/// Total bytes of the values of a string column (0 for other types): a size hint for outputs
-/// built from its rows.
+/// The most a size hint from [`string_bytes`] reserves: string views may share their bytes, so
+/// that the values' total length can far exceed the column's real size (8,192 views of one
+/// 1 MiB string add up to 8 GiB); past this, output buffers grow as they fill.
+pub const SIZE_HINT_CAP: usize = 64 << 20;
+
+/// Total bytes of the values of a string column (0 for other types), at most
+/// [`SIZE_HINT_CAP`]: a size hint for outputs built from its rows.
 pub fn string_bytes(array: &ArrayRef) -> usize {
+    string_values_length(array).min(SIZE_HINT_CAP)
+}
+
+/// Total length of the values of a string column (0 for other types).
+fn string_values_length(array: &ArrayRef) -> usize {
     fn span<O: OffsetSizeTrait>(a: &GenericStringArray<O>) -> usize {
         let offsets = a.value_offsets();
         (offsets[offsets.len() - 1] - offsets[0]).as_usize()
@@ -186,4 +196,26 @@ impl PathArg {
 /// Parses a path; an invalid one is an error naming the function and the path.
 pub(crate) fn parse_path(function: &str, text: &str) -> Result<VariantPath> {
     VariantPath::parse(text).map_err(|e| DataFusionError::Execution(format!("{e} in `{function}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{StringArray, StringViewBuilder};
+
+    /// The hint is the values' total length, capped: 8,192 views of one 1 MiB string add up to
+    /// 8 GiB in a column of 1 MiB.
+    #[test]
+    fn size_hints_are_capped() {
+        let plain: ArrayRef = Arc::new(StringArray::from(vec!["ab", "cde"]));
+        assert_eq!(string_bytes(&plain), 5);
+        let mut views = StringViewBuilder::new();
+        let block = views.append_block(vec![b'x'; 1 << 20].into());
+        for _ in 0..8192 {
+            views.try_append_view(block, 0, 1 << 20).unwrap();
+        }
+        let views: ArrayRef = Arc::new(views.finish());
+        assert_eq!(string_values_length(&views), 8 << 30);
+        assert_eq!(string_bytes(&views), SIZE_HINT_CAP);
+    }
 }

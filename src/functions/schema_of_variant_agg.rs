@@ -140,7 +140,7 @@ impl Accumulator for SchemaAccumulator {
     }
 
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.schema.to_string().len()
+        std::mem::size_of_val(self) + self.schema.heap_size()
     }
 }
 

@@ -19,6 +19,7 @@ use datafusion::datasource::file_format::file_compression_type::FileCompressionT
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
 use datafusion::datasource::sink::DataSink;
 use datafusion::execution::TaskContext;
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::object_store::ObjectStore;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
@@ -177,7 +178,9 @@ impl FileSink for VariantParquetSink {
             .with_buffer_size(Some(buffer_size))
             .build()?;
             let files = Arc::clone(&files);
-            tasks.spawn(async move { files.write(writer, rx).await });
+            let reservation = MemoryConsumer::new(format!("VariantParquetSink[{path}]"))
+                .register(context.memory_pool());
+            tasks.spawn(async move { files.write(writer, rx, reservation).await });
         }
         let mut rows = 0;
         while let Some(result) = tasks.join_next().await {
@@ -218,8 +221,16 @@ struct FileSetup {
 }
 
 impl FileSetup {
-    /// Writes one file's batches; returns the row count.
-    async fn write(&self, writer: BufWriter, mut rx: Receiver<RecordBatch>) -> Result<u64> {
+    /// Writes one file's batches; returns the row count. `reservation` holds what the file
+    /// buffers (the sampled batches, then the writer's row group in progress), as DataFusion's
+    /// sink reserves: a write that needs more than the memory pool allows fails with the
+    /// pool's resources-exhausted error.
+    async fn write(
+        &self,
+        writer: BufWriter,
+        mut rx: Receiver<RecordBatch>,
+        reservation: MemoryReservation,
+    ) -> Result<u64> {
         // the first rows, to infer the shredding of the automatic columns from
         let mut sample = vec![];
         if let Some(auto) = &self.auto {
@@ -228,6 +239,7 @@ impl FileSetup {
                 let Some(batch) = rx.recv().await else {
                     break;
                 };
+                reservation.try_grow(batch.get_array_memory_size())?;
                 rows += batch.num_rows();
                 bytes += auto
                     .columns
@@ -245,11 +257,14 @@ impl FileSetup {
             rows += batch.num_rows() as u64;
             writer.write(&shred(&batch, &schema, &shredding)?).await?;
         }
+        reservation.try_resize(writer.memory_size())?;
         while let Some(batch) = rx.recv().await {
             rows += batch.num_rows() as u64;
             writer.write(&shred(&batch, &schema, &shredding)?).await?;
+            reservation.try_resize(writer.memory_size())?;
         }
         writer.close().await?;
+        reservation.free();
         Ok(rows)
     }
 

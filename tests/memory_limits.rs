@@ -1,0 +1,78 @@
+//! Memory goes through DataFusion's memory pool: under a small limit, a large COPY of variants
+//! and a large aggregation over them fail with the pool's resources-exhausted error (the process
+//! neither aborts nor grows past the limit); the same statements run without the limit.
+mod common;
+
+use std::sync::Arc;
+
+use datafusion::execution::memory_pool::{GreedyMemoryPool, TrackConsumersPool};
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+fn ctx(memory_limit: Option<usize>) -> SessionContext {
+    let mut runtime = RuntimeEnvBuilder::new();
+    if let Some(limit) = memory_limit {
+        runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(
+            GreedyMemoryPool::new(limit),
+            std::num::NonZeroUsize::new(3).unwrap(),
+        )));
+    }
+    let ctx = SessionContext::new_with_config_rt(
+        SessionConfig::new().with_target_partitions(2),
+        runtime.build_arc().unwrap(),
+    );
+    datafusion_parquet_variant::register_all(&ctx).unwrap();
+    ctx
+}
+
+/// 300,000 events of about 100 bytes of JSON each.
+const EVENTS: &str = "SELECT i % 1000 AS k, parse_json('{\"id\":' || i || ',\"user\":\"u' || (i % 977) \
+     || '\",\"tags\":[\"a\",\"b\"],\"score\":' || (i * 7 % 1000) || '.5,\"ok\":true}') AS v \
+     FROM generate_series(1, 300000) t(i)";
+
+async fn outcome(ctx: &SessionContext, sql: &str) -> Result<(), String> {
+    match ctx.sql(sql).await {
+        Ok(df) => df.collect().await.map(|_| ()),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// The sink reserves what its writers buffer (the row group in progress, up to a million rows,
+/// and the rows sampled for automatic shredding): 1 MiB cannot hold the file's 300,000 variants,
+/// several MB even encoded.
+#[tokio::test]
+async fn a_large_copy_fails_within_the_memory_limit() {
+    let dir = common::scratch_dir("memory_limits", "copy");
+    // Unshredded, and shredded automatically (the sink then also holds the sampled rows).
+    for (name, options) in [
+        ("plain", " OPTIONS ('variant.shred.v' 'none')"),
+        ("auto", ""),
+    ] {
+        let copy = format!(
+            "COPY ({EVENTS}) TO '{}/{name}.parquet' STORED AS PARQUET{options}",
+            dir.display()
+        );
+        let e = outcome(&ctx(Some(1 << 20)), &copy).await.unwrap_err();
+        assert!(e.contains("Resources exhausted"), "{e}");
+        assert!(e.contains("VariantParquetSink"), "{e}");
+        outcome(&ctx(None), &copy).await.unwrap();
+    }
+    // Nothing of the failed writes is left (see atomic_writes.rs): only the successful files.
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["auto.parquet", "plain.parquet"]);
+}
+
+/// An aggregation with a thousand groups of variant schemas: its accumulators report their size
+/// (without rendering their schema), and the pool refuses what does not fit.
+#[tokio::test]
+async fn a_large_aggregation_fails_within_the_memory_limit() {
+    let agg = format!("SELECT k, schema_of_variant_agg(v) FROM ({EVENTS}) GROUP BY k");
+    let e = outcome(&ctx(Some(256 << 10)), &agg).await.unwrap_err();
+    assert!(e.contains("Resources exhausted"), "{e}");
+    outcome(&ctx(None), &agg).await.unwrap();
+}
