@@ -36,14 +36,11 @@ use std::time::{Duration, Instant};
 
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use sqllogictest::{
-    MakeConnection, Record, Runner, default_column_validator, default_normalizer,
-    default_validator, parse_file,
-};
+use sqllogictest::{MakeConnection, Record, Runner, parse_file, strict_column_validator};
 use tokio::task::JoinSet;
 
 use crate::engine::{DataFusionDb, EngineError};
-use crate::normalize::DFColumnType;
+use crate::normalize::{DFColumnType, value_normalizer, value_validator};
 
 /// Folder of the test files, relative to the crate root.
 const TEST_DIR: &str = "sqllogictests";
@@ -269,8 +266,14 @@ impl MakeConnection for MakeDb {
     }
 }
 
+/// A runner over `ctx` that compares as DataFusion's harness does: strict column types, values
+/// exactly (trailing whitespace trimmed only).
 fn new_runner(ctx: &SessionContext) -> Runner<DataFusionDb, MakeDb> {
-    Runner::new(MakeDb(ctx.clone()))
+    let mut runner = Runner::new(MakeDb(ctx.clone()));
+    runner.with_normalizer(value_normalizer);
+    runner.with_validator(value_validator);
+    runner.with_column_validator(strict_column_validator);
+    runner
 }
 
 fn config_entries(ctx: &SessionContext) -> BTreeMap<String, Option<String>> {
@@ -333,15 +336,9 @@ async fn run_file(file: TestFile, colorize: bool) -> FileReport {
         elapsed: Duration::ZERO,
     };
 
-    if let Some(stem) = file.path.file_stem() {
-        let scratch = Path::new(SCRATCH_DIR).join(stem);
-        let _ = std::fs::remove_dir_all(&scratch);
-        if let Err(e) = std::fs::create_dir_all(&scratch) {
-            report
-                .failures
-                .push(format!("cannot create {}: {e}", scratch.display()));
-            return report;
-        }
+    if let Err(e) = fresh_scratch(&file) {
+        report.failures.push(e);
+        return report;
     }
     let ctx = match new_context() {
         Ok(ctx) => ctx,
@@ -421,17 +418,29 @@ async fn run_file(file: TestFile, colorize: bool) -> FileReport {
     report
 }
 
+/// Empties the scratch folder of `file` (what an earlier run wrote there must not be read).
+fn fresh_scratch(file: &TestFile) -> Result<(), String> {
+    if let Some(stem) = file.path.file_stem() {
+        let scratch = Path::new(SCRATCH_DIR).join(stem);
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    }
+    Ok(())
+}
+
 /// `--complete`: rewrites the expected output of `file` in place.
 async fn complete_file(file: &TestFile) -> Result<(), String> {
+    fresh_scratch(file)?;
     let ctx = new_context().map_err(|e| format!("cannot create the session: {e}"))?;
     let mut runner = new_runner(&ctx);
     let result = runner
         .update_test_file(
             &file.path,
             " ",
-            default_validator,
-            default_normalizer,
-            default_column_validator,
+            value_validator,
+            value_normalizer,
+            strict_column_validator,
         )
         .await
         .map_err(|e| e.to_string());
@@ -467,6 +476,10 @@ fn print_report(report: &FileReport) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
+    if let Err(e) = normalize::check_strictness() {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let options = match parse_args() {
         Ok(options) => options,
         Err(e) => {

@@ -15,7 +15,8 @@
 //!   row of its own, numbered `01)`, `02)`, ... with its leading spaces turned into `-`.
 //!
 //! Variant columns are rendered as JSON text by the caller before this runs, so they print as
-//! text (`T`).
+//! text (`T`). Column types are checked strictly and values exactly (trailing whitespace
+//! trimmed only), as in DataFusion's harness.
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Float16Array, Float32Array, Float64Array,
@@ -34,16 +35,18 @@ pub const NULL_STR: &str = "NULL";
 /// Decimal places floats and decimals are rounded to (as DataFusion's harness).
 const ROUND_DIGITS: usize = 12;
 
-/// The column type characters of this harness: `B`oolean, `I`nteger, `R`eal (floats and
-/// decimals), `T`ext (strings and everything else). Any other character in a test file is kept
-/// as is (so `query IRDP?` parses and is written back unchanged); column types are not checked.
+/// The column type characters of DataFusion's harness, checked strictly: `B`oolean, `I`nteger,
+/// `R`eal (floats and decimals), `T`ext (strings, and variants, which print as JSON text),
+/// `D`ate or time of day, timestamP, and `?` for every other type (lists, structs, ...).
 #[derive(Debug, PartialEq, Eq, Clone)]
 pub enum DFColumnType {
     Boolean,
     Integer,
     Float,
     Text,
-    Other(char),
+    DateTime,
+    Timestamp,
+    Another,
 }
 
 impl ColumnType for DFColumnType {
@@ -53,7 +56,9 @@ impl ColumnType for DFColumnType {
             'I' => Self::Integer,
             'R' => Self::Float,
             'T' => Self::Text,
-            c => Self::Other(c),
+            'D' => Self::DateTime,
+            'P' => Self::Timestamp,
+            _ => Self::Another,
         })
     }
 
@@ -63,22 +68,70 @@ impl ColumnType for DFColumnType {
             Self::Integer => 'I',
             Self::Float => 'R',
             Self::Text => 'T',
-            Self::Other(c) => *c,
+            Self::DateTime => 'D',
+            Self::Timestamp => 'P',
+            Self::Another => '?',
         }
     }
 }
 
-/// The column type characters for a (variant-rendered) schema.
+/// The column type characters for a (variant-rendered) schema, as DataFusion's harness gives
+/// them.
 pub fn convert_schema_to_types(fields: &Fields) -> Vec<DFColumnType> {
-    fields
+    fields.iter().map(|f| column_type(f.data_type())).collect()
+}
+
+fn column_type(data_type: &DataType) -> DFColumnType {
+    match data_type {
+        DataType::Boolean => DFColumnType::Boolean,
+        t if t.is_integer() => DFColumnType::Integer,
+        t if t.is_floating() || t.is_decimal() => DFColumnType::Float,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => DFColumnType::Text,
+        DataType::Date32 | DataType::Date64 | DataType::Time32(_) | DataType::Time64(_) => {
+            DFColumnType::DateTime
+        }
+        DataType::Timestamp(_, _) => DFColumnType::Timestamp,
+        DataType::Dictionary(key, value) if key.is_integer() => column_type(value),
+        _ => DFColumnType::Another,
+    }
+}
+
+/// Expected lines compare with actual rows after trailing whitespace is trimmed, nothing else
+/// (DataFusion's `value_normalizer`): runs of spaces inside a value count.
+#[allow(clippy::ptr_arg)]
+pub fn value_normalizer(s: &String) -> String {
+    s.trim_end().to_string()
+}
+
+/// A row matches its expected line when its cells, each trimmed at the end and joined by one
+/// space, equal the line trimmed at the end (DataFusion's `df_value_validator`). Expected output
+/// holding `<slt:ignore>` matches when its other parts appear in order (volatile metrics).
+pub fn value_validator(
+    normalizer: fn(&String) -> String,
+    actual: &[Vec<String>],
+    expected: &[String],
+) -> bool {
+    const IGNORE: &str = "<slt:ignore>";
+    let actual: Vec<String> = actual
         .iter()
-        .map(|f| match f.data_type() {
-            DataType::Boolean => DFColumnType::Boolean,
-            t if t.is_integer() => DFColumnType::Integer,
-            t if t.is_floating() || t.is_decimal() => DFColumnType::Float,
-            _ => DFColumnType::Text,
+        .map(|row| {
+            let cells: Vec<&str> = row.iter().map(|c| c.trim_end()).collect();
+            cells.join(" ").trim_end().to_string()
         })
-        .collect()
+        .collect();
+    if expected.iter().any(|line| line.contains(IGNORE)) {
+        let (expected, actual) = (expected.join("\n"), actual.join("\n"));
+        let mut at = 0;
+        for part in expected.split(IGNORE).filter(|p| !p.is_empty()) {
+            match actual[at..].find(part) {
+                Some(found) => at += found + part.len(),
+                None => return false,
+            }
+        }
+        return true;
+    }
+    let expected: Vec<String> = expected.iter().map(normalizer).collect();
+    actual == expected
 }
 
 /// All rows of `batches` (already variant-rendered), each cell normalized.
@@ -297,4 +350,66 @@ pub fn round_decimal_str(s: &str, digits: usize) -> String {
         out.push_str(&frac_digits);
     }
     out
+}
+
+/// Checks that the comparison is as strict as it claims (the runner has no unit-test harness, so
+/// it runs this before the files): values differing only in inner whitespace, or in column type
+/// letters, do not match; trailing whitespace does not count; decimals print as DataFusion's
+/// harness prints them (rounded to 12 places, trailing zeros dropped).
+pub fn check_strictness() -> Result<(), String> {
+    let row = |cells: &[&str]| vec![cells.iter().map(|c| c.to_string()).collect::<Vec<_>>()];
+    let line = |l: &str| vec![l.to_string()];
+    let checks = [
+        (
+            "inner spaces",
+            !value_validator(value_normalizer, &row(&["a  b"]), &line("a b")),
+        ),
+        (
+            "cell boundaries",
+            value_validator(value_normalizer, &row(&["a", "b"]), &line("a b")),
+        ),
+        (
+            "trailing spaces",
+            value_validator(value_normalizer, &row(&["a "]), &line("a  ")),
+        ),
+        (
+            "decimals as DataFusion prints them",
+            cell_text_of_decimal(150, 2) == "1.5",
+        ),
+        (
+            "volatile parts",
+            value_validator(
+                value_normalizer,
+                &row(&["x 1 y"]),
+                &line("x <slt:ignore> y"),
+            ),
+        ),
+    ];
+    for (what, ok) in checks {
+        if !ok {
+            return Err(format!("the slt comparison is wrong about {what}"));
+        }
+    }
+    let types = |t: &str| {
+        t.chars()
+            .filter_map(DFColumnType::from_char)
+            .collect::<Vec<_>>()
+    };
+    if sqllogictest::strict_column_validator(&types("IT"), &types("TT"))
+        || !sqllogictest::strict_column_validator(&types("I?"), &types("I?"))
+    {
+        return Err("the slt column types are not checked strictly".to_string());
+    }
+    Ok(())
+}
+
+/// The text of the DECIMAL(10, `scale`) value `unscaled`, as a query prints it.
+fn cell_text_of_decimal(unscaled: i128, scale: i8) -> String {
+    use datafusion::arrow::array::Decimal128Array;
+    let array: ArrayRef = std::sync::Arc::new(
+        Decimal128Array::from(vec![unscaled])
+            .with_precision_and_scale(10, scale)
+            .expect("valid"),
+    );
+    cell_to_string(&array, 0).expect("formats")
 }
