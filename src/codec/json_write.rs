@@ -8,7 +8,7 @@ use super::format::{
 };
 use super::raw::{RawKeys, RawLayout, Unreadable, raw_int, raw_uint};
 use super::validate::DEFAULT_MAX_DEPTH;
-use super::value::{ArrayView, ObjectView, Value, Variant};
+use super::value::{ArrayView, ObjectView, Value, Variant, value_size};
 use super::value::{basic_type, primitive};
 
 /// Appends the JSON text of `v` to `out`: keys in stored order, no whitespace, decimals without
@@ -64,7 +64,7 @@ impl JsonRowWriter {
             self.checked_metadata.extend_from_slice(metadata);
         }
         let keys = KeyText { keys, plain };
-        write_raw_value(out, &keys, value, tz, 0)
+        write_raw_value(out, &keys, value, tz, 0).map(|_| ())
     }
 }
 
@@ -103,9 +103,10 @@ impl KeyText<'_> {
     }
 }
 
-/// Writes the value at `value[0]`; the keys of `keys` are known to be UTF-8. Inlined into the
-/// container loops for the common kinds (short strings, integers, booleans, null); containers
-/// and the other primitives are written by out-of-line functions.
+/// Writes the value at `value[0]`, which lies within `value` (every byte it reads, children
+/// included, is inside the slice); returns its size. The keys of `keys` are known to be UTF-8.
+/// Inlined into the container loops for the common kinds (short strings, integers, booleans,
+/// null); containers and the other primitives are written by out-of-line functions.
 #[inline(always)]
 fn write_raw_value(
     out: &mut Vec<u8>,
@@ -113,14 +114,16 @@ fn write_raw_value(
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
-) -> std::result::Result<(), Unreadable> {
+) -> std::result::Result<usize, Unreadable> {
     let header = *value.first().ok_or(Unreadable)?;
     // One dispatch per value, with the integer widths and the literals each sharing a case: a
     // row's fields vary in kind, and fewer targets mean fewer mispredicted jumps.
     match RAW_KINDS[header as usize] {
         RawKind::ShortString => {
-            let text = value.get(1..1 + (header >> 2) as usize).ok_or(Unreadable)?;
-            write_raw_text(out, text)
+            let len = (header >> 2) as usize;
+            let text = value.get(1..1 + len).ok_or(Unreadable)?;
+            write_raw_text(out, text)?;
+            Ok(1 + len)
         }
         RawKind::Object if depth.is_multiple_of(STACK_CHECK_LEVELS) => {
             write_raw_object_on_ample_stack(out, keys, value, tz, depth)
@@ -132,11 +135,12 @@ fn write_raw_value(
         RawKind::Array => write_raw_array(out, keys, value, tz, depth),
         RawKind::Literal => {
             push_short(out, LITERALS[usize::from(header >> 2)]);
-            Ok(())
+            Ok(1)
         }
         RawKind::Int => {
-            write_i64(out, raw_int(value, header >> 2)?);
-            Ok(())
+            let id = header >> 2;
+            write_i64(out, raw_int(value, id)?);
+            Ok(1 + (1 << (id - primitive::INT8)))
         }
         RawKind::Other => write_raw_primitive(out, keys, value, tz, depth),
     }
@@ -191,7 +195,7 @@ fn write_raw_object_on_ample_stack(
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
-) -> std::result::Result<(), Unreadable> {
+) -> std::result::Result<usize, Unreadable> {
     write_raw_object(out, keys, value, tz, depth)
 }
 
@@ -203,12 +207,12 @@ fn write_raw_array_on_ample_stack(
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
-) -> std::result::Result<(), Unreadable> {
+) -> std::result::Result<usize, Unreadable> {
     write_raw_array(out, keys, value, tz, depth)
 }
 
 /// Writes the primitives other than integers, booleans and null: strings, doubles and decimals
-/// from their bytes, the rarer types through the checked decoder.
+/// from their bytes, the rarer types through the checked decoder. Returns the value's size.
 #[inline(never)]
 fn write_raw_primitive(
     out: &mut Vec<u8>,
@@ -216,7 +220,7 @@ fn write_raw_primitive(
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
-) -> std::result::Result<(), Unreadable> {
+) -> std::result::Result<usize, Unreadable> {
     let header = *value.first().ok_or(Unreadable)?;
     let fixed = |n: usize| value.get(1..1 + n).ok_or(Unreadable);
     match header >> 2 {
@@ -224,10 +228,12 @@ fn write_raw_primitive(
             let len = raw_uint(value, 1, 4)?;
             let text = value.get(5..5 + len).ok_or(Unreadable)?;
             write_raw_text(out, text)?;
+            Ok(5 + len)
         }
         primitive::DOUBLE => {
             let d = f64::from_le_bytes(fixed(8)?.try_into().expect("8"));
             write_double(out, d);
+            Ok(9)
         }
         primitive::DECIMAL4 | primitive::DECIMAL8 | primitive::DECIMAL16 => {
             let width = match header >> 2 {
@@ -248,13 +254,14 @@ fn write_raw_primitive(
                 unscaled[width..].fill(0xFF);
             }
             write_decimal(out, i128::from_le_bytes(unscaled), scale);
+            Ok(2 + width)
         }
         _ => {
             let v = Variant::try_new(keys.keys.bytes, value).map_err(|_| Unreadable)?;
             write_value(out, v, tz, depth).map_err(|_| Unreadable)?;
+            value_size(value).map_err(|_| Unreadable)
         }
     }
-    Ok(())
 }
 
 /// Writes a string value: plain ASCII straight, anything else checked for UTF-8 and escaped.
@@ -286,20 +293,25 @@ fn write_raw_object(
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
-) -> std::result::Result<(), Unreadable> {
+) -> std::result::Result<usize, Unreadable> {
     if depth >= DEFAULT_MAX_DEPTH {
         return Err(Unreadable);
     }
     let layout = RawLayout::read(value, true)?;
     let children = layout.children(value)?;
-    children.check_field_sizes(layout.num)?;
     out.push(b'{');
+    // The fields' values may lie in any order, but together within the object's data: each is
+    // read within the bytes the earlier ones left, so that values sharing bytes (several fields
+    // at one offset) cannot make the walk longer than the input.
+    let mut left = children.data_len();
     for i in 0..layout.num {
         keys.write_field_name(out, children.id(i)?, i == 0)?;
-        write_raw_value(out, keys, children.child(i)?, tz, depth + 1)?;
+        let child = children.child_within(i, left)?;
+        let size = write_raw_value(out, keys, child, tz, depth + 1)?;
+        left = left.checked_sub(size).ok_or(Unreadable)?;
     }
     out.push(b'}');
-    Ok(())
+    Ok(layout.data_start + children.data_len())
 }
 
 /// Writes an array; called directly only between stack checks (see [`write_raw_value`]).
@@ -310,7 +322,7 @@ fn write_raw_array(
     value: &[u8],
     tz: &SessionTimeZone,
     depth: usize,
-) -> std::result::Result<(), Unreadable> {
+) -> std::result::Result<usize, Unreadable> {
     if depth >= DEFAULT_MAX_DEPTH {
         return Err(Unreadable);
     }
@@ -324,7 +336,7 @@ fn write_raw_array(
         write_raw_value(out, keys, children.element(i)?, tz, depth + 1)?;
     }
     out.push(b']');
-    Ok(())
+    Ok(layout.data_start + children.data_len())
 }
 
 fn write_value(

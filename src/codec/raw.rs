@@ -479,7 +479,8 @@ pub(crate) struct RawLayout {
     offset_size: usize,
     ids_start: usize,
     offsets_start: usize,
-    data_start: usize,
+    /// Where the children's data starts.
+    pub(crate) data_start: usize,
 }
 
 impl RawLayout {
@@ -602,19 +603,23 @@ impl<'a> RawChildren<'a> {
         }
     }
 
-    /// Checks that the values of the object's `num` fields, by their sizes, fit in its data
-    /// together (as [`super::value::ObjectView::check_field_sizes`]), so that writing every field
-    /// costs at most the object's size.
+    /// Child `i` within `left` bytes: its bytes from its offset, at most `left` of them (an
+    /// object walk passes what its earlier fields left of the data, so that fields sharing bytes
+    /// cannot make it longer than the object).
     #[inline]
-    pub(crate) fn check_field_sizes(&self, num: usize) -> Result<(), Unreadable> {
-        let mut total = 0usize;
-        for i in 0..num {
-            total += super::value::value_size(self.child(i)?).map_err(|_| Unreadable)?;
+    pub(crate) fn child_within(&self, i: usize, left: usize) -> Result<&'a [u8], Unreadable> {
+        let start = uint_at(self.offsets, i, self.offset_size)?;
+        let end = self.data.len().min(start.saturating_add(left));
+        match self.data.get(start..end) {
+            Some(child) if !child.is_empty() => Ok(child),
+            _ => Err(Unreadable),
         }
-        if total > self.data.len() {
-            return Err(Unreadable);
-        }
-        Ok(())
+    }
+
+    /// The length of the container's data (its children's bytes).
+    #[inline]
+    pub(crate) fn data_len(&self) -> usize {
+        self.data.len()
     }
 }
 

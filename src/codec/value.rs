@@ -526,6 +526,11 @@ impl<'a> ObjectView<'a> {
         Ok(true)
     }
 
+    /// The length of the object's data: the bytes its field values lie in.
+    pub fn data_len(&self) -> usize {
+        self.layout.data_end - self.layout.data_start
+    }
+
     /// Checks that the field values, by their sizes, fit in the object's data together, so that
     /// a walk over every field costs at most the object's size. [`ObjectView::iter`] checks this
     /// first; code that visits every field by index calls it before.

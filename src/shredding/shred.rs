@@ -370,7 +370,6 @@ fn shred_fields(
     children: &mut [Level],
     scratch: &mut Scratch,
 ) -> Result<Vec<(u32, Range<usize>)>> {
-    object.check_field_sizes().map_err(codec_err)?;
     let mut residual = scratch.residuals.pop().unwrap_or_default();
     residual.clear();
     let mut order = Vec::new();
@@ -396,23 +395,37 @@ fn shred_fields(
     }
     let at = |j: usize| if sorted { j } else { order[j] };
     let base = object.value_bytes().as_ptr() as usize;
-    let keep = |j: usize, residual: &mut Vec<(u32, Range<usize>)>| -> Result<()> {
-        let bytes = object
-            .value(j)
-            .and_then(|v| v.exact_value_bytes())
-            .map_err(codec_err)?;
-        let start = bytes.as_ptr() as usize - base;
-        let id = object.field_id(j).map_err(codec_err)? as u32;
-        residual.push((id, start..start + bytes.len()));
+    // The fields' values, by their sizes, must fit in the object's data together (checked as
+    // each is taken, before it is copied or shredded): values sharing bytes could otherwise make
+    // the copies and the shredding longer than the input (see `ObjectView::check_field_sizes`).
+    let mut left = object.data_len();
+    let take = |left: &mut usize, size: usize| -> Result<()> {
+        *left = left.checked_sub(size).ok_or_else(|| {
+            codec_err(VariantError::Malformed(
+                "the fields of an object overlap".to_string(),
+            ))
+        })?;
         Ok(())
     };
+    let keep =
+        |j: usize, residual: &mut Vec<(u32, Range<usize>)>, left: &mut usize| -> Result<()> {
+            let bytes = object
+                .value(j)
+                .and_then(|v| v.exact_value_bytes())
+                .map_err(codec_err)?;
+            take(left, bytes.len())?;
+            let start = bytes.as_ptr() as usize - base;
+            let id = object.field_id(j).map_err(codec_err)? as u32;
+            residual.push((id, start..start + bytes.len()));
+            Ok(())
+        };
     let mut j = 0;
     for &f in by_name {
         let name = fields[f].name().as_bytes();
         let mut found = None;
         while j < n {
             match key(at(j))?.cmp(name) {
-                std::cmp::Ordering::Less => keep(at(j), &mut residual)?,
+                std::cmp::Ordering::Less => keep(at(j), &mut residual, &mut left)?,
                 std::cmp::Ordering::Equal => {
                     found = Some(at(j));
                     j += 1;
@@ -425,13 +438,17 @@ fn shred_fields(
         match found {
             Some(k) => {
                 let value = object.value(k).map_err(codec_err)?;
+                take(
+                    &mut left,
+                    value.exact_value_bytes().map_err(codec_err)?.len(),
+                )?;
                 children[f].append(value, scratch)?;
             }
             None => children[f].append_missing(),
         }
     }
     while j < n {
-        keep(at(j), &mut residual)?;
+        keep(at(j), &mut residual, &mut left)?;
         j += 1;
     }
     Ok(residual)
