@@ -199,3 +199,63 @@ async fn a_cancelled_copy_leaves_no_file() {
     }
     assert_eq!(left, Vec::<String>::new());
 }
+
+/// Every entry under `dir` (files and folders, recursively) whose name starts with `.`: staging
+/// names left behind.
+fn hidden(dir: &Path) -> Vec<String> {
+    let mut out = vec![];
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                out.push(name);
+            }
+            if path.is_dir() {
+                folders.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Names with characters an object store encodes (`~`, `#`, `%`, spaces, non-ASCII) and partition
+/// values holding them (and a `/`): the files land under exactly those names, and no staging
+/// file or folder stays behind, after success or failure.
+#[tokio::test]
+async fn names_that_need_encoding_are_published_as_written() {
+    let ctx = ctx();
+    let dir = scratch_dir("atomic_writes", "encoded");
+    let file = dir.join("a~b #1 é%.parquet");
+    run(
+        &ctx,
+        &format!(
+            "COPY (SELECT 1 AS x) TO '{}' STORED AS PARQUET",
+            file.display()
+        ),
+    )
+    .await;
+    assert_eq!(files(&dir), ["a~b #1 é%.parquet"]);
+    let table = dir.join("données~");
+    let partitioned = format!(
+        "COPY (SELECT * FROM (VALUES ('a/b', 1), ('Zürich', 2), ('100%', 3)) t(p, x)) \
+         TO '{}/' STORED AS PARQUET PARTITIONED BY (p)",
+        table.display()
+    );
+    run(&ctx, &partitioned).await;
+    fails(
+        &ctx,
+        &format!(
+            "COPY ({}) TO '{}/' STORED AS PARQUET",
+            events(true),
+            table.display()
+        ),
+    )
+    .await;
+    let written = files(&table);
+    assert_eq!(written.len(), 3, "{written:?}");
+    assert!(written.iter().any(|f| f.starts_with("p=Z")), "{written:?}");
+    assert_eq!(hidden(&dir), Vec::<String>::new());
+    assert_eq!(count(&ctx, &format!("{}/", table.display())).await, "3");
+}

@@ -6,8 +6,10 @@
 //!
 //! The sink underneath (ours for variant columns, DataFusion's otherwise) is given a sink
 //! configuration whose output names are the staging names: the single output file gets a hidden
-//! sibling name, and the files of a directory output (partitioned or not) get their extension
-//! followed by a suffix unique to the write, by which they are found again afterwards.
+//! sibling name, and the files of a directory output (partitioned or not) go to a hidden folder
+//! in the output directory, their extension followed by a suffix unique to the write. The
+//! staging names are made on the output's URL, so that characters that need encoding name the
+//! same objects on both sides.
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,18 +28,29 @@ use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, SendableRecordBatchStream,
 };
+use datafusion_datasource::file_sink_config::FileOutputMode;
 
 /// Where one write stages its files, and how they are published.
 #[derive(Debug, Clone)]
 enum Staging {
-    /// One output file: written at `staged`, renamed to `target`.
+    /// One output file: written at `staged` (a hidden sibling), renamed to `target`.
     File { staged: Path, target: Path },
-    /// A directory output: every file under `prefix` whose name ends with `suffix` was written
-    /// by this write; publishing drops the suffix.
-    Directory { prefix: Path, suffix: String },
+    /// A directory output: the files are written under `staging` (a hidden folder beside the
+    /// output's files, which no table listing reads: readers skip names starting with `.`, and
+    /// DataFusion's skip extensions they do not know), each name ending in `suffix`; publishing
+    /// moves each to the same place under `target` without the suffix.
+    Directory {
+        staging: Path,
+        target: Path,
+        suffix: String,
+        /// The staging folder on the local file system (a `file://` output), removed when the
+        /// write is published or discarded: object stores have no folders to delete, but a
+        /// local one would stay behind, empty.
+        local_folder: Option<std::path::PathBuf>,
+    },
 }
 
-/// A suffix no other write uses: the process, the time and a counter.
+/// A name no other write uses: the process, the time and a counter.
 fn unique_suffix() -> String {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
@@ -47,32 +60,49 @@ fn unique_suffix() -> String {
     format!("{:x}-{nanos:x}-{n:x}.inprogress", std::process::id())
 }
 
+/// `url` with its path replaced by `path` (already percent-encoded, as `Url::path` gives it).
+fn with_url_path(url: &ListingTableUrl, path: &str) -> Result<ListingTableUrl> {
+    let mut staged = url.get_url().clone();
+    staged.set_path(path);
+    ListingTableUrl::try_new(staged, None)
+}
+
 /// Rewrites `conf` to write under staging names; returns the rewritten configuration and the
-/// staging that [`publish_staged`] needs.
+/// staging that [`StagedWrite::wrap`] publishes. The staging names are made on the output's
+/// URL, so that they name exactly the objects the sink writes (however their characters are
+/// encoded).
 pub(crate) fn stage(mut conf: FileSinkConfig) -> Result<(FileSinkConfig, StagedWrite)> {
-    let Some(output) = conf.table_paths.first() else {
+    let Some(output) = conf.table_paths.first().cloned() else {
         return internal_err!("a file sink without an output path");
     };
     let suffix = unique_suffix();
     let single =
-        conf.table_partition_cols.is_empty() && conf.file_output_mode.single_file_output(output);
+        conf.table_partition_cols.is_empty() && conf.file_output_mode.single_file_output(&output);
+    let url_path = output.get_url().path();
     let staging = if single {
-        let target = output.prefix().clone();
-        let name = target.filename().unwrap_or("output");
-        let staged_name = format!(".{name}.{suffix}");
-        let staged = match target.parts().count() {
-            0 | 1 => Path::from(staged_name.as_str()),
-            n => Path::from_iter(target.parts().take(n - 1)).join(staged_name.as_str()),
-        };
-        let url = format!("{}{}", conf.object_store_url.as_str(), staged);
-        conf.table_paths = vec![ListingTableUrl::parse(url)?];
-        conf.file_output_mode = datafusion_datasource::file_sink_config::FileOutputMode::SingleFile;
-        Staging::File { staged, target }
+        let (folder, name) = url_path.rsplit_once('/').unwrap_or(("", url_path));
+        let staged_url = with_url_path(&output, &format!("{folder}/.{name}.{suffix}"))?;
+        let staged = staged_url.prefix().clone();
+        conf.table_paths = vec![staged_url];
+        conf.file_output_mode = FileOutputMode::SingleFile;
+        Staging::File {
+            staged,
+            target: output.prefix().clone(),
+        }
     } else {
+        let folder = url_path.strip_suffix('/').unwrap_or(url_path);
+        let staged_url = with_url_path(&output, &format!("{folder}/.{suffix}/"))?;
+        let staging = staged_url.prefix().clone();
+        let local_folder = (staged_url.scheme() == "file")
+            .then(|| staged_url.get_url().to_file_path().ok())
+            .flatten();
+        conf.table_paths = vec![staged_url];
         conf.file_extension = format!("{}.{suffix}", conf.file_extension);
         Staging::Directory {
-            prefix: output.prefix().clone(),
+            staging,
+            target: output.prefix().clone(),
             suffix: format!(".{suffix}"),
+            local_folder,
         }
     };
     let write = StagedWrite {
@@ -104,28 +134,37 @@ impl StagedWrite {
         Ok(Arc::new(DataSinkExec::new(input, sink, sort_order)))
     }
 
-    /// The staged files, each with the name it is published under.
+    /// The staged files, each with the name it is published under. The single file is listed
+    /// whether or not it exists (the sink always writes it, even without rows).
     async fn staged_files(&self, store: &dyn ObjectStore) -> Result<Vec<(Path, Path)>> {
-        match &self.staging {
-            Staging::File { staged, target } => Ok(match store.head(staged).await {
-                Ok(_) => vec![(staged.clone(), target.clone())],
-                Err(datafusion::object_store::Error::NotFound { .. }) => vec![],
-                Err(e) => return Err(e.into()),
-            }),
-            Staging::Directory { prefix, suffix } => {
-                // Level by level (partition directories below the output directory).
-                let (mut files, mut folders) = (vec![], vec![prefix.clone()]);
-                while let Some(folder) = folders.pop() {
-                    let listed = store.list_with_delimiter(Some(&folder)).await?;
-                    folders.extend(listed.common_prefixes);
-                    files.extend(listed.objects.into_iter().filter_map(|meta| {
-                        let name = meta.location.as_ref().strip_suffix(suffix.as_str())?;
-                        Some((meta.location.clone(), Path::from(name)))
-                    }));
+        let (staging, target, suffix) = match &self.staging {
+            Staging::File { staged, target } => return Ok(vec![(staged.clone(), target.clone())]),
+            Staging::Directory {
+                staging,
+                target,
+                suffix,
+                ..
+            } => (staging, target, suffix),
+        };
+        // Level by level (partition folders below the staging folder).
+        let (mut files, mut folders) = (vec![], vec![staging.clone()]);
+        while let Some(folder) = folders.pop() {
+            let listed = store.list_with_delimiter(Some(&folder)).await?;
+            folders.extend(listed.common_prefixes);
+            for meta in listed.objects {
+                // Both are encoded paths: the published name is the staged one moved from the
+                // staging folder to the target and without the suffix, with no re-encoding.
+                let name = meta.location.as_ref();
+                let relative = name
+                    .strip_prefix(staging.as_ref())
+                    .and_then(|r| r.strip_suffix(suffix.as_str()));
+                if let Some(relative) = relative {
+                    let published = format!("{}{relative}", target.as_ref());
+                    files.push((meta.location.clone(), Path::parse(published)?));
                 }
-                Ok(files)
             }
         }
+        Ok(files)
     }
 
     /// Renames every staged file to its name.
@@ -133,7 +172,19 @@ impl StagedWrite {
         for (staged, target) in self.staged_files(store).await? {
             store.rename(&staged, &target).await?;
         }
+        self.remove_local_folder();
         Ok(())
+    }
+
+    /// Removes the (by now empty) local staging folder, if any.
+    fn remove_local_folder(&self) {
+        if let Staging::Directory {
+            local_folder: Some(folder),
+            ..
+        } = &self.staging
+        {
+            let _ = std::fs::remove_dir_all(folder);
+        }
     }
 
     /// Deletes every staged file (best effort: the first error is returned after trying all).
@@ -147,6 +198,7 @@ impl StagedWrite {
                 }
             }
         }
+        self.remove_local_folder();
         first_error.map_or(Ok(()), |e| Err(e.into()))
     }
 }
