@@ -532,6 +532,8 @@ impl RawLayout {
         })
     }
 
+    /// Array element `i`: its bytes from its offset to the next element's (one lookup; loops
+    /// over every element use [`RawChildren::element`]).
     #[inline]
     pub(crate) fn child<'a>(&self, value: &'a [u8], i: usize) -> Result<&'a [u8], Unreadable> {
         let start = self.data_start
@@ -540,10 +542,11 @@ impl RawLayout {
                 self.offsets_start + i * self.offset_size,
                 self.offset_size,
             )?;
+        // Up to the next element's offset, as every array read (see `RawChildren::element`).
         let end = self.data_start
             + raw_uint(
                 value,
-                self.offsets_start + self.num * self.offset_size,
+                self.offsets_start + (i + 1) * self.offset_size,
                 self.offset_size,
             )?;
         if start >= end {
