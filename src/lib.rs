@@ -19,6 +19,7 @@ pub mod functions;
 pub mod parquet;
 mod register;
 pub mod shredding;
+pub mod slt;
 pub mod sql;
 pub mod variant_array;
 pub mod variant_schema;

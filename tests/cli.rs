@@ -396,3 +396,53 @@ fn batch_size_and_data_path() {
     ]);
     assert_eq!(out, "s\n3\n");
 }
+
+/// `--slt` runs a user's sqllogictest files (the example suite here) in sessions with the
+/// plugin; a file whose expectation is wrong fails with a non-zero exit; FILE:LINE runs one query;
+/// `--complete` rewrites the expectation.
+#[test]
+fn slt_runs_user_suites() {
+    let out = run(&["--slt", "examples/slt/"]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("examples/slt/events.slt ... ok"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("1 passed, 0 failed\n"), "{stdout}");
+
+    let dir = scratch("slt");
+    let file = dir.join("wrong.slt");
+    std::fs::write(
+        &file,
+        "query I\nSELECT 1 + 1\n----\n3\n\nquery T\nSELECT to_json(parse_json('[1, 2]'))\n----\n[1,2]\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let out = run(&["--slt", path]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!out.status.success());
+    assert!(stdout.contains("wrong.slt ... FAILED"), "{stdout}");
+    assert!(stdout.contains("0 passed, 1 failed"), "{stdout}");
+    // Only the query at line 7, which is right.
+    let out = run(&["--slt", &format!("{path}:7")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // --complete writes the actual answer; then the file passes.
+    assert!(run(&["--slt", path, "--complete"]).status.success());
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("----\n2\n")
+    );
+    assert!(run(&["--slt", path]).status.success());
+    // Nothing to run is an error, not a pass.
+    assert!(
+        !run(&["--slt", dir.join("none").to_str().unwrap()])
+            .status
+            .success()
+    );
+}

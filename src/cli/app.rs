@@ -113,12 +113,22 @@ pub struct Args {
     /// How many of the largest memory consumers an out-of-memory error names (0: no tracking).
     #[arg(long, default_value = "3")]
     pub top_memory_consumers: usize,
+
+    /// Run sqllogictest files instead of SQL: files, folders (searched for `.slt` files) or
+    /// FILE:LINE (only that query). Each file runs in a fresh session with the plugin, compared
+    /// as this project's own suite is; exits non-zero when a file fails.
+    #[arg(long = "slt", num_args = 1.., value_name = "FILE_OR_DIR")]
+    pub slt: Vec<String>,
+
+    /// With --slt: rewrite the files' expected output in place.
+    #[arg(long, requires = "slt")]
+    pub complete: bool,
 }
 
 impl Args {
     /// True when no -c or -f is given: the REPL reads SQL from the terminal (or piped stdin).
     pub fn repl_mode(&self) -> bool {
-        self.commands.is_empty() && self.files.is_empty()
+        self.commands.is_empty() && self.files.is_empty() && self.slt.is_empty()
     }
 }
 
@@ -257,6 +267,9 @@ pub async fn run(args: Args) -> Result<()> {
     if let Some(dir) = &args.data_path {
         env::set_current_dir(dir)?;
     }
+    if !args.slt.is_empty() {
+        return run_slt(&args).await;
+    }
     let registry = Arc::new(InstrumentedObjectStoreRegistry::new());
     let (ctx, sample_rows) = build_session(&args, Arc::clone(&registry)).await?;
     let mut options = PrintOptions {
@@ -293,6 +306,31 @@ pub async fn run(args: Args) -> Result<()> {
     }
     if !args.commands.is_empty() {
         exec_commands(&ctx, args.commands, &options).await?;
+    }
+    Ok(())
+}
+
+/// `--slt`: runs (or with `--complete` rewrites) the sqllogictest files the arguments name.
+async fn run_slt(args: &Args) -> Result<()> {
+    use crate::slt::{SessionFactory, collect_files, complete_files, default_session, run_files};
+    let files = collect_files(&args.slt)?;
+    if files.is_empty() {
+        return Err(DataFusionError::Execution(format!(
+            "no .slt file in {}",
+            args.slt.join(", ")
+        )));
+    }
+    let session: SessionFactory = Arc::new(default_session);
+    let failed = if args.complete {
+        complete_files(&files, session).await
+    } else {
+        let colorize = args.color && std::io::IsTerminal::is_terminal(&std::io::stdout());
+        run_files(files, session, 2, colorize).await
+    };
+    if failed > 0 {
+        return Err(DataFusionError::Execution(format!(
+            "{failed} sqllogictest file(s) failed"
+        )));
     }
     Ok(())
 }

@@ -1,25 +1,28 @@
-//! The DataFusion connection the sqllogictest runner talks to.
+//! The connection sqllogictest talks to: statements and queries run in a `SessionContext` the
+//! caller built, variant columns printed as JSON.
 
 use std::fmt;
 use std::sync::Arc;
 
+use crate::display::render_variants_as_json;
 use async_trait::async_trait;
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
-use datafusion_parquet_variant::display::render_variants_as_json;
 use sqllogictest::{AsyncDB, DBOutput};
 
-use crate::normalize::{DFColumnType, convert_batches, convert_schema_to_types};
+use super::normalize::{DFColumnType, convert_batches, convert_schema_to_types};
 
 /// An error of a statement or query. Its text is what `statement error <regex>` and
 /// `query error <regex>` match against, in the same form as DataFusion's own harness:
 /// `DataFusion error: <message without backtrace>` or `Arrow error: <message>`.
 #[derive(Debug)]
 pub enum EngineError {
+    /// Planning or execution failed.
     DataFusion(DataFusionError),
+    /// A result could not be formatted.
     Arrow(ArrowError),
 }
 
@@ -46,20 +49,22 @@ impl From<ArrowError> for EngineError {
     }
 }
 
-/// One connection: a handle on the file's `SessionContext` (all `connection` names of a file
-/// share the same context).
-pub struct DataFusionDb {
+/// One connection: a handle on a `SessionContext` (all `connection` names of a file share the
+/// same context). Build the context as your application does (tables, functions, options) and
+/// apply [`crate::register_all`] or [`crate::register_all_with_state`] to it.
+pub struct VariantSltDb {
     ctx: SessionContext,
 }
 
-impl DataFusionDb {
+impl VariantSltDb {
+    /// A connection running its records in `ctx`.
     pub fn new(ctx: SessionContext) -> Self {
         Self { ctx }
     }
 }
 
 #[async_trait]
-impl AsyncDB for DataFusionDb {
+impl AsyncDB for VariantSltDb {
     type Error = EngineError;
     type ColumnType = DFColumnType;
 

@@ -40,12 +40,19 @@ const ROUND_DIGITS: usize = 12;
 /// `D`ate or time of day, timestamP, and `?` for every other type (lists, structs, ...).
 #[derive(Debug, PartialEq, Eq, Clone)]
 pub enum DFColumnType {
+    /// `B`
     Boolean,
+    /// `I`
     Integer,
+    /// `R`: floats and decimals.
     Float,
+    /// `T`: strings and variants.
     Text,
+    /// `D`: dates and times of day.
     DateTime,
+    /// `P`: timestamps.
     Timestamp,
+    /// `?`: every other type.
     Another,
 }
 
