@@ -234,11 +234,19 @@ struct DiscardOnDrop {
 
 impl Drop for DiscardOnDrop {
     fn drop(&mut self) {
+        // The sink's writer tasks are aborted with the statement, but a store operation already
+        // running on a blocking thread (a local file completed by a rename) still lands, and the
+        // local store recreates the folders it needs: the clean-up runs again over a few seconds.
+        const AGAIN_AFTER_MS: [u64; 5] = [0, 50, 250, 1000, 3000];
         if let Some((write, store)) = self.write.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime.spawn(async move {
-                let _ = write.discard(store.as_ref()).await;
+            let handle = runtime.clone();
+            runtime.spawn_blocking(move || {
+                for delay in AGAIN_AFTER_MS {
+                    std::thread::sleep(std::time::Duration::from_millis(delay));
+                    let _ = handle.block_on(write.discard(store.as_ref()));
+                }
             });
         }
     }
