@@ -99,13 +99,16 @@ fn check_elements(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result
 
 /// Object field values may be stored in any order, but no two share bytes.
 fn check_fields(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<()> {
-    // Values stored in field order (the usual layout) are checked as they are read; others are
-    // sorted by where they start first.
+    // Values stored in field order are checked as they are read; at the first one that is not,
+    // all are read again and sorted by where they start.
     let mut previous_end = layout.data_start;
     let mut in_order = true;
     for extent in child_extents(bytes, layout, size) {
         let (start, end) = extent?;
-        in_order &= start >= previous_end;
+        if start < previous_end {
+            in_order = false;
+            break;
+        }
         previous_end = end;
     }
     if in_order {

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, StringArray, StructArray};
-use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::common::{Result, exec_err};
 
 use super::codec_err;
 use super::reassemble::{
-    Bytes, GroupPlan, ObjectField, Primitive, Typed, is_shredded, residual_object,
+    Bytes, GroupPlan, ObjectField, Primitive, RowBuffers, Typed, is_shredded, residual_object,
+    row_metadata,
 };
 use crate::codec::format::write_json_bytes;
 use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, SessionTimeZone};
@@ -223,36 +223,23 @@ pub fn shredded_to_json(
         scalar: Vec::new(),
         fields: Vec::new(),
     };
-    let len = array.len();
-    let mut values: Vec<u8> = Vec::new();
-    let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
-    offsets.push(0);
-    let mut valid = Vec::with_capacity(len);
-    for i in 0..len {
-        let m = if array.is_valid(i) {
-            metadata.get(i)
-        } else {
-            None
-        };
+    let mut rows = RowBuffers::with_rows(array.len());
+    let too_large = format!("{function}: output exceeds 2 GiB in one batch");
+    for i in 0..array.len() {
+        let m = row_metadata(array, &metadata, i);
         if let Some(m) = m {
             let meta = Metadata::try_new(m).map_err(codec_err)?;
             // a missing top-level value reads as a variant null
-            if !writer.group(m, meta, &plan, i, &mut values, 0)? {
-                values.extend_from_slice(b"null");
+            if !writer.group(m, meta, &plan, i, &mut rows.values, 0)? {
+                rows.values.extend_from_slice(b"null");
             }
         }
-        valid.push(m.is_some());
-        if values.len() > i32::MAX as usize {
-            return exec_err!("{function}: output exceeds 2 GiB in one batch");
-        }
-        offsets.push(values.len() as i32);
+        rows.end_row(m.is_some(), &too_large)?;
     }
+    let (offsets, values, nulls) = rows.finish();
     // Every row is UTF-8: keys are checked, Arrow text is UTF-8 and the rest is written by
     // `JsonRowWriter`, which writes UTF-8 only.
     debug_assert!(std::str::from_utf8(&values).is_ok());
-    let nulls = NullBuffer::from(valid);
-    let nulls = (nulls.null_count() > 0).then_some(nulls);
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
     // SAFETY: offsets start at 0 and grow up to `values.len()` (checked to fit in i32), and
     // the text is UTF-8 (above).
     Ok(Arc::new(unsafe {

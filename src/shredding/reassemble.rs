@@ -289,6 +289,65 @@ pub(super) fn is_shredded(fields: &[ObjectField<'_>], key: &[u8]) -> bool {
         .is_ok()
 }
 
+/// The metadata of row `i` of a variant column, None where the row is SQL NULL.
+#[inline]
+pub(super) fn row_metadata<'a>(
+    array: &StructArray,
+    metadata: &Bytes<'a>,
+    i: usize,
+) -> Option<&'a [u8]> {
+    if array.is_valid(i) {
+        metadata.get(i)
+    } else {
+        None
+    }
+}
+
+/// What a row loop over a shredded column builds: the rows' bytes back to back, their offsets
+/// and validity, with the check that one batch's output fits i32 offsets.
+pub(super) struct RowBuffers {
+    /// The bytes written so far; a row appends to it, then [`RowBuffers::end_row`].
+    pub(super) values: Vec<u8>,
+    offsets: Vec<i32>,
+    valid: Vec<bool>,
+}
+
+impl RowBuffers {
+    /// Empty buffers for `rows` rows.
+    pub(super) fn with_rows(rows: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        RowBuffers {
+            values: Vec::new(),
+            offsets,
+            valid: Vec::with_capacity(rows),
+        }
+    }
+
+    /// Ends the current row, `valid` or SQL NULL; the error `too_large` where the batch's
+    /// output outgrows i32 offsets (2 GiB).
+    #[inline]
+    pub(super) fn end_row(&mut self, valid: bool, too_large: &str) -> Result<()> {
+        let Ok(end) = i32::try_from(self.values.len()) else {
+            return exec_err!("{too_large}");
+        };
+        self.valid.push(valid);
+        self.offsets.push(end);
+        Ok(())
+    }
+
+    /// The offsets, the bytes and the nulls (None when no row is null).
+    pub(super) fn finish(self) -> (OffsetBuffer<i32>, Vec<u8>, Option<NullBuffer>) {
+        let nulls = NullBuffer::from(self.valid);
+        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        (
+            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            self.values,
+            nulls,
+        )
+    }
+}
+
 /// A `{value, typed_value}` group, resolved once per batch.
 pub(super) struct GroupPlan<'a> {
     pub(super) value: Option<Bytes<'a>>,
@@ -606,40 +665,26 @@ pub(super) fn reassemble(array: &StructArray) -> Result<Option<StructArray>> {
             slots,
         },
     };
-    let len = array.len();
-    let mut values: Vec<u8> = Vec::new();
-    let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
-    offsets.push(0);
-    let mut valid = Vec::with_capacity(len);
-    for i in 0..len {
-        let m = if array.is_valid(i) {
-            metadata.get(i)
-        } else {
-            None
-        };
+    let mut rows = RowBuffers::with_rows(array.len());
+    for i in 0..array.len() {
+        let m = row_metadata(array, &metadata, i);
         if let Some(m) = m {
             let meta = Metadata::try_new(m).map_err(codec_err)?;
             writer.ids.select(m);
-            match writer.group(meta, &plan, i, &mut values, 0)? {
+            match writer.group(meta, &plan, i, &mut rows.values, 0)? {
                 Ok(Written::Value) => {}
                 // a missing top-level value reads as a variant null
-                Ok(Written::Missing) => values.push(0),
+                Ok(Written::Missing) => rows.values.push(0),
                 Err(KeyNotInMetadata) => return Ok(None),
             }
         }
-        valid.push(m.is_some());
-        if values.len() > i32::MAX as usize {
-            return exec_err!("reassembled variants exceed 2 GiB in one batch");
-        }
-        offsets.push(values.len() as i32);
+        rows.end_row(
+            m.is_some(),
+            "reassembled variants exceed 2 GiB in one batch",
+        )?;
     }
-    let nulls = NullBuffer::from(valid);
-    let nulls = (nulls.null_count() > 0).then_some(nulls);
-    let value = BinaryArray::try_new(
-        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-        values.into(),
-        nulls.clone(),
-    )?;
+    let (offsets, values, nulls) = rows.finish();
+    let value = BinaryArray::try_new(offsets, values.into(), nulls.clone())?;
     let fields = Fields::from(vec![
         Field::new("metadata", metadata_column.data_type().clone(), true),
         Field::new("value", DataType::Binary, true),
