@@ -15,30 +15,10 @@ fn ctx() -> SessionContext {
     ctx
 }
 
-/// The text of `sql`'s single cell, or the error's text.
-async fn cell(ctx: &SessionContext, sql: &str) -> Result<String, String> {
-    let run = async {
-        let batches = ctx.sql(sql).await?.collect().await?;
-        datafusion::arrow::util::pretty::pretty_format_batches(&batches)
-            .map(|t| t.to_string())
-            .map_err(Into::into)
-    };
-    let text: datafusion::error::Result<String> = run.await;
-    let text = text.map_err(|e| e.to_string())?;
-    // +---+ / | name | / +---+ / | value |
-    Ok(text
-        .lines()
-        .nth(3)
-        .expect("one row")
-        .trim_matches('|')
-        .trim()
-        .to_string())
-}
-
 async fn error_of(ctx: &SessionContext, sql: &str) -> String {
-    match cell(ctx, sql).await {
+    match common::first_cell(ctx, sql).await {
         Err(e) => e,
-        Ok(v) => panic!("{}... gave {v}", &sql[..sql.len().min(80)]),
+        Ok(v) => panic!("{}... gave {v:?}", &sql[..sql.len().min(80)]),
     }
 }
 
@@ -63,12 +43,12 @@ async fn paths_have_at_most_1000_segments() {
     // 1000 segments are a path: absent here, and the deepest a created value may go.
     let deepest = format!("${}", "[0]".repeat(1000));
     assert_eq!(
-        cell(
+        common::first_cell(
             &ctx,
             &format!("SELECT variant_get(parse_json('[]'), '{deepest}')")
         )
         .await,
-        Ok(String::new())
+        Ok(None)
     );
     let e = error_of(
         &ctx,
@@ -104,7 +84,7 @@ async fn type_strings_nest_at_most_100_levels() {
     assert!(e.contains("nests deeper than 100 levels"), "{e}");
     // 100 levels are a type: 1 is not an array, so NULL.
     assert_eq!(
-        cell(
+        common::first_cell(
             &ctx,
             &format!(
                 "SELECT try_variant_get(parse_json('1'), '$', '{}')",
@@ -112,7 +92,7 @@ async fn type_strings_nest_at_most_100_levels() {
             ),
         )
         .await,
-        Ok(String::new())
+        Ok(None)
     );
     // The shredding option goes through the same parser.
     let dir = common::scratch_dir("argument_limits", "shred");
@@ -140,7 +120,10 @@ async fn mutators_build_at_most_1000_levels() {
     let ok = format!(
         "SELECT variant_get(variant_set(parse_json('{{}}'), '{path}', parse_json('7')), '{path}', 'int')"
     );
-    assert_eq!(cell(&ctx, &ok).await, Ok("7".to_string()));
+    assert_eq!(
+        common::first_cell(&ctx, &ok).await,
+        Ok(Some("7".to_string()))
+    );
     for (function, value) in [("variant_set", "'[1]'"), ("variant_insert", "'{\"b\":1}'")] {
         let e = error_of(
             &ctx,
@@ -151,7 +134,10 @@ async fn mutators_build_at_most_1000_levels() {
         let nulled = format!(
             "SELECT try_{function}(parse_json('{{}}'), '{path}', parse_json({value})) IS NULL"
         );
-        assert_eq!(cell(&ctx, &nulled).await, Ok("true".to_string()));
+        assert_eq!(
+            common::first_cell(&ctx, &nulled).await,
+            Ok(Some("true".to_string()))
+        );
     }
 }
 
@@ -161,7 +147,10 @@ async fn mutators_build_at_most_1000_levels() {
 async fn padding_is_bounded_in_total() {
     let ctx = ctx();
     let length = "SELECT variant_array_length(variant_get(variant_set(parse_json('[]'), '$[1048575]', 1), '$'))";
-    assert_eq!(cell(&ctx, length).await, Ok("1048576".to_string()));
+    assert_eq!(
+        common::first_cell(&ctx, length).await,
+        Ok(Some("1048576".to_string()))
+    );
     let e = error_of(
         &ctx,
         "SELECT variant_set(parse_json('[]'), '$[1048576][1048576]', 1)",

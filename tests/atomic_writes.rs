@@ -54,15 +54,8 @@ async fn fails(ctx: &SessionContext, sql: &str) -> String {
 }
 
 async fn count(ctx: &SessionContext, location: &str) -> String {
-    let batches = run(ctx, &format!("SELECT count(*) AS n FROM '{location}'")).await;
-    datafusion::arrow::util::pretty::pretty_format_batches(&batches)
-        .unwrap()
-        .to_string()
-        .lines()
-        .nth(3)
-        .unwrap()
-        .trim_matches(|c| c == '|' || c == ' ')
-        .to_string()
+    let sql = format!("SELECT count(*) AS n FROM '{location}'");
+    common::first_cell(ctx, &sql).await.unwrap().unwrap()
 }
 
 #[tokio::test]

@@ -132,17 +132,6 @@ fn assert_rejected_by_codec_walkers(m: &[u8], v: &[u8]) {
     assert!(b.append_variant(variant).is_err());
 }
 
-/// The one cell of `sql`'s result as text (None for NULL), or the error.
-async fn cell(ctx: &SessionContext, sql: &str) -> datafusion::error::Result<Option<String>> {
-    use datafusion::arrow::array::Array;
-    let batches = ctx.sql(sql).await?.collect().await?;
-    let batch = batches.iter().find(|b| b.num_rows() > 0).expect("one row");
-    let column = batch.column(0);
-    Ok(column
-        .is_valid(0)
-        .then(|| datafusion::arrow::util::display::array_value_to_string(column, 0).unwrap()))
-}
-
 /// The SQL functions refuse the value: the walks over it error, casts error or give NULL,
 /// mutators that rebuild it error or give a value that no longer shares bytes (the shared part
 /// replaced); the validity check says false. (A mutation that changes nothing, such as deleting
@@ -155,11 +144,11 @@ async fn assert_rejected_by_sql(m: &[u8], v: &[u8], top_level_aliased: bool) {
         hex(m),
         hex(v)
     );
-    let valid = cell(&ctx, &format!("SELECT is_valid_variant({v_sql})")).await;
+    let valid = first_cell(&ctx, &format!("SELECT is_valid_variant({v_sql})")).await;
     assert_eq!(valid.unwrap().as_deref(), Some("false"));
     for walk in ["to_json", "schema_of_variant", "variant_strip_nulls"] {
         let sql = format!("SELECT {walk}({v_sql})");
-        assert!(cell(&ctx, &sql).await.is_err(), "{sql} did not fail");
+        assert!(first_cell(&ctx, &sql).await.is_err(), "{sql} did not fail");
     }
     // Shredding for a write takes each field once: the top-level object's shared fields are
     // refused (and the failed COPY leaves no file).
@@ -181,7 +170,7 @@ async fn assert_rejected_by_sql(m: &[u8], v: &[u8], top_level_aliased: bool) {
     }
     // variant_explode reads one level: it copies the children's bytes and walks no further.
     let explode = format!("SELECT count(*) FROM variant_explode({v_sql})");
-    let exploded = cell(&ctx, &explode).await;
+    let exploded = first_cell(&ctx, &explode).await;
     if top_level_aliased {
         assert!(exploded.is_err(), "{explode} did not fail");
     } else {
@@ -193,7 +182,7 @@ async fn assert_rejected_by_sql(m: &[u8], v: &[u8], top_level_aliased: bool) {
         "struct<k00 string, k01 string>",
     ] {
         let sql = format!("SELECT variant_get({v_sql}, '$', '{ty}')");
-        let cast = cell(&ctx, &sql).await;
+        let cast = first_cell(&ctx, &sql).await;
         assert!(matches!(cast, Err(_) | Ok(None)), "{sql} gave {cast:?}");
     }
     for mutate in [
@@ -201,7 +190,7 @@ async fn assert_rejected_by_sql(m: &[u8], v: &[u8], top_level_aliased: bool) {
         format!("variant_array_append({v_sql}, parse_json('1'))"),
     ] {
         let sql = format!("SELECT is_valid_variant({mutate})");
-        let result = cell(&ctx, &sql).await;
+        let result = first_cell(&ctx, &sql).await;
         assert!(
             matches!(
                 result.as_ref().map(|r| r.as_deref()),

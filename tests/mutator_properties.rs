@@ -4,7 +4,6 @@
 mod common;
 
 use common::{encode_ours, proptest_cases, value_strategy};
-use datafusion::arrow::array::{Array, AsArray};
 use datafusion::prelude::SessionContext;
 use proptest::prelude::*;
 
@@ -26,24 +25,13 @@ fn path() -> impl Strategy<Value = String> {
 
 const NEW_VALUES: [&str; 5] = ["1", "\"x\"", "null", "[1,2]", "{\"k\":true}"];
 
-/// One cell of `sql`: Some(text) or None for NULL; Err for a query error.
+/// [`common::first_cell`] from the synchronous test body.
 fn cell(
     rt: &tokio::runtime::Runtime,
     ctx: &SessionContext,
     sql: &str,
 ) -> Result<Option<String>, String> {
-    rt.block_on(async {
-        let batches = ctx.sql(sql).await?.collect().await?;
-        let column = batches[0].column(0).clone();
-        Ok(column.is_valid(0).then(|| {
-            if let Some(b) = column.as_boolean_opt() {
-                b.value(0).to_string()
-            } else {
-                column.as_string::<i32>().value(0).to_string()
-            }
-        }))
-    })
-    .map_err(|e: datafusion::error::DataFusionError| e.to_string())
+    rt.block_on(common::first_cell(ctx, sql))
 }
 
 proptest! {

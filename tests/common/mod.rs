@@ -863,3 +863,25 @@ pub async fn run(
 ) -> Vec<datafusion::arrow::array::RecordBatch> {
     ctx.sql(sql).await.unwrap().collect().await.unwrap()
 }
+
+/// The first cell of `sql`'s result as text (None for NULL, arrow's display form otherwise), or
+/// the text of the error planning or running it gave.
+pub async fn first_cell(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+) -> Result<Option<String>, String> {
+    use datafusion::arrow::array::Array;
+    let batches = match ctx.sql(sql).await {
+        Ok(df) => df.collect().await,
+        Err(e) => Err(e),
+    }
+    .map_err(|e| e.to_string())?;
+    let batch = batches
+        .iter()
+        .find(|b| b.num_rows() > 0)
+        .ok_or_else(|| format!("no rows from {sql}"))?;
+    let column = batch.column(0);
+    Ok(column.is_valid(0).then(|| {
+        datafusion::arrow::util::display::array_value_to_string(column, 0).expect("displayable")
+    }))
+}
