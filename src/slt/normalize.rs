@@ -18,11 +18,8 @@
 //! text (`T`). Column types are checked strictly and values exactly (trailing whitespace
 //! trimmed only), as in DataFusion's harness.
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Float16Array, Float32Array, Float64Array,
-    LargeStringArray, StringArray, StringViewArray,
-};
-use datafusion::arrow::datatypes::{DataType, Fields};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::datatypes::{DataType, Fields, Float16Type, Float32Type, Float64Type};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -185,56 +182,22 @@ pub fn cell_to_string(col: &ArrayRef, row: usize) -> Result<String, ArrowError> 
     }
     Ok(match col.data_type() {
         DataType::Null => NULL_STR.to_string(),
-        DataType::Boolean => {
-            let v = col
-                .as_any()
-                .downcast_ref::<BooleanArray>()
-                .unwrap()
-                .value(row);
-            if v { "true" } else { "false" }.to_string()
-        }
+        DataType::Boolean => col.as_boolean().value(row).to_string(),
         DataType::Float16 => {
-            let v = col
-                .as_any()
-                .downcast_ref::<Float16Array>()
-                .unwrap()
-                .value(row);
+            let v = col.as_primitive::<Float16Type>().value(row);
             float_to_str(v.to_f32().into(), v.to_string())
         }
         DataType::Float32 => {
-            let v = col
-                .as_any()
-                .downcast_ref::<Float32Array>()
-                .unwrap()
-                .value(row);
+            let v = col.as_primitive::<Float32Type>().value(row);
             float_to_str(v.into(), v.to_string())
         }
         DataType::Float64 => {
-            let v = col
-                .as_any()
-                .downcast_ref::<Float64Array>()
-                .unwrap()
-                .value(row);
+            let v = col.as_primitive::<Float64Type>().value(row);
             float_to_str(v, v.to_string())
         }
-        DataType::Utf8 => varchar_to_str(
-            col.as_any()
-                .downcast_ref::<StringArray>()
-                .unwrap()
-                .value(row),
-        ),
-        DataType::LargeUtf8 => varchar_to_str(
-            col.as_any()
-                .downcast_ref::<LargeStringArray>()
-                .unwrap()
-                .value(row),
-        ),
-        DataType::Utf8View => varchar_to_str(
-            col.as_any()
-                .downcast_ref::<StringViewArray>()
-                .unwrap()
-                .value(row),
-        ),
+        DataType::Utf8 => varchar_to_str(col.as_string::<i32>().value(row)),
+        DataType::LargeUtf8 => varchar_to_str(col.as_string::<i64>().value(row)),
+        DataType::Utf8View => varchar_to_str(col.as_string_view().value(row)),
         DataType::Dictionary(_, _) => {
             let dict = col.as_any_dictionary();
             let key = dict.normalized_keys()[row];
