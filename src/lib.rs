@@ -17,6 +17,7 @@ pub mod codec;
 pub mod display;
 pub mod functions;
 pub mod parquet;
+pub mod plan_codec;
 mod register;
 pub mod shredding;
 pub mod slt;

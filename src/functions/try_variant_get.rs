@@ -22,6 +22,16 @@ pub struct TryVariantGet {
     path: Option<VariantPath>,
 }
 
+impl TryVariantGet {
+    /// `try_variant_get` with its path parsed at planning, if it was.
+    pub(crate) fn planned(path: Option<VariantPath>) -> Self {
+        TryVariantGet {
+            path,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for TryVariantGet {
     fn default() -> Self {
         TryVariantGet {

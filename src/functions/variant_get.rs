@@ -42,6 +42,18 @@ pub struct VariantGet {
     deferred: bool,
 }
 
+impl VariantGet {
+    /// `variant_get` (or, `deferred`, `variant_get_deferred`) with its path parsed at planning,
+    /// if it was.
+    pub(crate) fn planned(path: Option<VariantPath>, deferred: bool) -> Self {
+        VariantGet {
+            signature: get_signature(),
+            path,
+            deferred,
+        }
+    }
+}
+
 impl Default for VariantGet {
     fn default() -> Self {
         VariantGet {

@@ -453,6 +453,21 @@ impl VariantParquetFormatFactory {
         self
     }
 
+    /// The fixed Parquet options (`new_with_options`); None: the session's.
+    pub fn parquet_options(&self) -> Option<&TableParquetOptions> {
+        self.inner.options.as_ref()
+    }
+
+    /// The shredding options every format it creates starts from.
+    pub fn shredding(&self) -> &ShreddingOptions {
+        &self.shredding
+    }
+
+    /// The expression adapter factory every format it creates is given, if any.
+    pub fn expr_adapter_factory(&self) -> Option<&Arc<dyn PhysicalExprAdapterFactory>> {
+        self.expr_adapter_factory.as_ref()
+    }
+
     fn wrap(
         &self,
         format: Arc<dyn FileFormat>,

@@ -24,11 +24,11 @@ mod facts;
 mod format;
 pub mod logical_types;
 mod pruning;
-mod shred_on_write;
+pub(crate) mod shred_on_write;
 mod shredded_get;
 mod sink;
 mod source;
-mod staged;
+pub(crate) mod staged;
 pub mod variant_columns;
 
 use std::collections::HashMap;

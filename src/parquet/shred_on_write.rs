@@ -63,7 +63,13 @@ impl ShreddingOptions {
         self.with_entry(column, None)
     }
 
-    fn with_entry(mut self, column: &str, shredding: Option<DataType>) -> Self {
+    /// The named columns, in order, each with its shredding type (None: not shredded).
+    pub fn columns(&self) -> &[(String, Option<DataType>)] {
+        &self.columns
+    }
+
+    /// Adds `column` with `shredding` as it is (None: not shredded), replacing an earlier entry.
+    pub(crate) fn with_entry(mut self, column: &str, shredding: Option<DataType>) -> Self {
         self.columns.retain(|(c, _)| c != column);
         self.columns.push((column.to_string(), shredding));
         self
@@ -304,10 +310,12 @@ fn find_column(schema: &Schema, name: &str) -> Option<usize> {
 
 /// Shreds its variant child into `field`'s type (see [`shred_variant`]).
 #[derive(Debug, Eq)]
-struct ShredExpr {
-    child: Arc<dyn PhysicalExpr>,
-    shredding: DataType,
-    field: FieldRef,
+pub(crate) struct ShredExpr {
+    pub(crate) child: Arc<dyn PhysicalExpr>,
+    /// The shredding type.
+    pub(crate) shredding: DataType,
+    /// The shredded column's field.
+    pub(crate) field: FieldRef,
 }
 
 impl PartialEq for ShredExpr {

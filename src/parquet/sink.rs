@@ -103,6 +103,21 @@ impl VariantParquetSink {
         }
     }
 
+    /// The files' configuration.
+    pub fn config(&self) -> &FileSinkConfig {
+        &self.config
+    }
+
+    /// DataFusion's Parquet writer options.
+    pub fn parquet_options(&self) -> &TableParquetOptions {
+        &self.options
+    }
+
+    /// The columns shredded with an inferred type, if any.
+    pub fn auto_shredding(&self) -> Option<&AutoShredding> {
+        self.auto.as_ref()
+    }
+
     /// Shreds `auto`'s columns with a type inferred from each file's first rows.
     pub fn with_auto_shredding(mut self, auto: AutoShredding) -> Self {
         self.auto = (!auto.columns.is_empty()).then_some(auto);

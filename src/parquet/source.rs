@@ -67,6 +67,11 @@ impl VariantParquetSource {
         &self.inner
     }
 
+    /// The expression adapter factory the per-file work runs with, if any.
+    pub fn adapter(&self) -> Option<&Arc<VariantExprAdapterFactory>> {
+        self.adapter.as_ref()
+    }
+
     /// `source` wrapped again when it is a `ParquetSource` (what the wrapped source's methods
     /// return), as it is otherwise.
     fn rewrap(&self, source: Arc<dyn FileSource>) -> Arc<dyn FileSource> {

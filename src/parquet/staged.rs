@@ -30,6 +30,8 @@ use datafusion::physical_plan::{
 };
 use datafusion_datasource::file_sink_config::FileOutputMode;
 
+use crate::plan_codec::messages;
+
 /// Where one write stages its files, and how they are published.
 #[derive(Debug, Clone)]
 enum Staging {
@@ -120,6 +122,51 @@ pub(crate) struct StagedWrite {
 }
 
 impl StagedWrite {
+    /// The staging as the plan codec writes it: the store's URL and where the files go.
+    pub(crate) fn to_proto(&self) -> (String, messages::Staging) {
+        let staging = match &self.staging {
+            Staging::File { staged, target } => messages::Staging::File(messages::StagedFile {
+                staged: staged.to_string(),
+                target: target.to_string(),
+            }),
+            Staging::Directory {
+                staging,
+                target,
+                suffix,
+                local_folder,
+            } => messages::Staging::Directory(messages::StagedDirectory {
+                staging: staging.to_string(),
+                target: target.to_string(),
+                suffix: suffix.clone(),
+                local_folder: local_folder
+                    .as_ref()
+                    .map(|f| f.to_string_lossy().into_owned()),
+            }),
+        };
+        (self.store.as_str().to_string(), staging)
+    }
+
+    /// The staging [`Self::to_proto`] wrote.
+    pub(crate) fn from_proto(store: &str, staging: &messages::Staging) -> Result<Self> {
+        // the paths are already encoded: parsed, not built from parts (which would encode again)
+        let staging = match staging {
+            messages::Staging::File(file) => Staging::File {
+                staged: Path::parse(&file.staged)?,
+                target: Path::parse(&file.target)?,
+            },
+            messages::Staging::Directory(dir) => Staging::Directory {
+                staging: Path::parse(&dir.staging)?,
+                target: Path::parse(&dir.target)?,
+                suffix: dir.suffix.clone(),
+                local_folder: dir.local_folder.as_ref().map(std::path::PathBuf::from),
+            },
+        };
+        Ok(Self {
+            store: ObjectStoreUrl::parse(store)?,
+            staging,
+        })
+    }
+
     /// `plan` (a `DataSinkExec` writing under the staging names) with its sink publishing the
     /// files once the sink succeeded, and deleting them otherwise.
     pub(crate) fn wrap(self, plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
@@ -206,12 +253,17 @@ impl StagedWrite {
 /// A sink that writes through the sink of `inner` (the `DataSinkExec` the format planned, with
 /// the staging names) and then publishes (see the module).
 #[derive(Debug)]
-struct StagedSink {
+pub(crate) struct StagedSink {
     inner: Arc<dyn ExecutionPlan>,
     write: StagedWrite,
 }
 
 impl StagedSink {
+    /// The `DataSinkExec` of the sink underneath, and the staging.
+    pub(crate) fn parts(&self) -> (&Arc<dyn ExecutionPlan>, &StagedWrite) {
+        (&self.inner, &self.write)
+    }
+
     fn sink(&self) -> &dyn DataSink {
         self.inner
             .downcast_ref::<DataSinkExec>()

@@ -8,9 +8,13 @@ use crate::display::render_variants_as_json;
 use async_trait::async_trait;
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::tree_node::TreeNode;
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::error::DataFusionError;
-use datafusion::physical_plan::collect;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::SessionContext;
+use datafusion_datasource::memory::MemSink;
 use sqllogictest::{AsyncDB, DBOutput};
 
 use super::normalize::{DFColumnType, convert_batches, convert_schema_to_types};
@@ -79,11 +83,51 @@ impl AsyncDB for VariantSltDb {
     }
 }
 
+/// Put in a session's configuration (`SessionConfig::with_extension`), it makes
+/// [`VariantSltDb`] run every query through its physical plan encoded with our codec
+/// ([`crate::plan_codec`]) and decoded into a fresh session (the same configuration and
+/// runtime, with [`crate::register_all_with_state`]), where it executes: a file's expected
+/// results then also say that its plans survive serialization, as on a distributed engine.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PlanRoundTrip;
+
+/// A session like `sender`'s (configuration and runtime), with nothing registered but ours.
+fn receiving_session(sender: &SessionContext) -> SessionContext {
+    let builder = SessionStateBuilder::new()
+        .with_config(sender.copied_config())
+        .with_runtime_env(sender.runtime_env())
+        .with_default_features();
+    SessionContext::new_with_state(crate::register_all_with_state(builder).build())
+}
+
+/// True when `plan` inserts into an in-memory table, whose sink DataFusion cannot serialize
+/// (its rows live in this process); such plans run where they were made.
+fn writes_memory_table(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    plan.exists(|node| {
+        Ok(node
+            .downcast_ref::<DataSinkExec>()
+            .is_some_and(|sink| sink.sink().downcast_ref::<MemSink>().is_some()))
+    })
+    .unwrap_or(false)
+}
+
 /// Plans and runs `sql`, renders variant columns as JSON and normalizes every cell.
 async fn run_query(ctx: &SessionContext, sql: &str) -> Result<DBOutput<DFColumnType>, EngineError> {
     let df = ctx.sql(sql).await?;
-    let task_ctx = Arc::new(df.task_ctx());
-    let plan = df.create_physical_plan().await?;
+    let mut task_ctx = Arc::new(df.task_ctx());
+    let mut plan = df.create_physical_plan().await?;
+    if ctx
+        .state()
+        .config()
+        .get_extension::<PlanRoundTrip>()
+        .is_some()
+        && !writes_memory_table(&plan)
+    {
+        let receiver = receiving_session(ctx);
+        task_ctx = receiver.task_ctx();
+        let bytes = crate::plan_codec::physical_plan_to_bytes(plan)?;
+        plan = crate::plan_codec::physical_plan_from_bytes(&bytes, &task_ctx)?;
+    }
     let schema = plan.schema();
     let batches = collect(plan, task_ctx).await?;
 

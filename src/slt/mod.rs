@@ -23,7 +23,7 @@ mod engine;
 pub mod normalize;
 mod runner;
 
-pub use engine::{EngineError, VariantSltDb};
+pub use engine::{EngineError, PlanRoundTrip, VariantSltDb};
 pub use runner::{
     SCRATCH_DIR, SessionFactory, SltFile, collect_files, complete_files, default_session,
     find_slt_files, run_files,

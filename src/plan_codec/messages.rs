@@ -1,0 +1,148 @@
+//! The protobuf messages our codecs write, beside DataFusion's own (which they embed where a
+//! part of ours is one of DataFusion's: the Parquet scan under our source, the sink
+//! configuration, the Parquet options).
+use datafusion_proto::protobuf;
+
+/// Every plan node our physical codec writes.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VariantPlanNode {
+    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3")]
+    pub kind: Option<variant_plan_node::Kind>,
+}
+
+/// The kinds of [`VariantPlanNode`].
+pub(crate) mod variant_plan_node {
+    /// Which node.
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub(crate) enum Kind {
+        #[prost(message, tag = "1")]
+        Scan(super::VariantScanNode),
+        #[prost(message, tag = "2")]
+        Staged(super::StagedSinkNode),
+        #[prost(message, tag = "3")]
+        Sink(super::VariantSinkNode),
+    }
+}
+
+/// A Parquet scan through [`VariantParquetSource`](crate::parquet::VariantParquetSource).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VariantScanNode {
+    /// The same scan with DataFusion's `ParquetSource` (DataFusion's own encoding).
+    #[prost(message, optional, tag = "1")]
+    pub scan: Option<protobuf::PhysicalPlanNode>,
+    /// Whether the scan reads through our per-file expression adapter.
+    #[prost(bool, tag = "2")]
+    pub variant_adapter: bool,
+}
+
+/// A `DataSinkExec` whose sink publishes staged files (`parquet::staged`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct StagedSinkNode {
+    /// The sink under the staging, as a `DataSinkExec` over a placeholder input (the real
+    /// input travels once, as this node's input).
+    #[prost(message, optional, tag = "1")]
+    pub inner: Option<protobuf::PhysicalPlanNode>,
+    /// The URL of the object store written to.
+    #[prost(string, tag = "2")]
+    pub store: String,
+    /// Where the files are staged.
+    #[prost(oneof = "Staging", tags = "3, 4")]
+    pub staging: Option<Staging>,
+}
+
+/// Where one write stages its files (see `parquet::staged`); paths are object store paths,
+/// already encoded.
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub(crate) enum Staging {
+    /// One output file.
+    #[prost(message, tag = "3")]
+    File(StagedFile),
+    /// A directory output.
+    #[prost(message, tag = "4")]
+    Directory(StagedDirectory),
+}
+
+/// A single output file: staged at `staged`, published as `target`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct StagedFile {
+    #[prost(string, tag = "1")]
+    pub staged: String,
+    #[prost(string, tag = "2")]
+    pub target: String,
+}
+
+/// A directory output staged in the folder `staging`, names ending in `suffix`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct StagedDirectory {
+    #[prost(string, tag = "1")]
+    pub staging: String,
+    #[prost(string, tag = "2")]
+    pub target: String,
+    #[prost(string, tag = "3")]
+    pub suffix: String,
+    /// The staging folder on the local file system, for `file://` outputs.
+    #[prost(string, optional, tag = "4")]
+    pub local_folder: Option<String>,
+}
+
+/// [`VariantParquetSink`](crate::parquet::VariantParquetSink) under a `DataSinkExec`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VariantSinkNode {
+    #[prost(message, optional, tag = "1")]
+    pub config: Option<protobuf::FileSinkConfig>,
+    #[prost(message, optional, tag = "2")]
+    pub parquet_options: Option<protobuf::TableParquetOptions>,
+    /// The `DataSinkExec`'s required input order.
+    #[prost(message, repeated, tag = "3")]
+    pub sort_order: Vec<protobuf::PhysicalSortExprNode>,
+    /// Automatic shredding, when the sink does it.
+    #[prost(message, optional, tag = "4")]
+    pub auto: Option<AutoShreddingNode>,
+}
+
+/// [`AutoShredding`](crate::parquet::AutoShredding).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct AutoShreddingNode {
+    #[prost(uint64, repeated, tag = "1")]
+    pub columns: Vec<u64>,
+    #[prost(uint64, tag = "2")]
+    pub sample_rows: u64,
+    #[prost(uint64, tag = "3")]
+    pub sample_bytes: u64,
+    #[prost(uint64, tag = "4")]
+    pub max_columns: u64,
+    #[prost(uint64, tag = "5")]
+    pub max_depth: u64,
+}
+
+/// The expression that shreds a variant column before the sink; its child is the expression
+/// node's input.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ShredExprNode {
+    #[prost(message, optional, tag = "1")]
+    pub shredding: Option<protobuf::ArrowType>,
+    #[prost(message, optional, tag = "2")]
+    pub field: Option<protobuf::Field>,
+}
+
+/// [`VariantParquetFormatFactory`](crate::parquet::VariantParquetFormatFactory) (the file type
+/// of `COPY .. STORED AS PARQUET`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VariantFormatNode {
+    /// Its fixed Parquet options (`new_with_options`); absent: the session's.
+    #[prost(message, optional, tag = "1")]
+    pub parquet_options: Option<protobuf::TableParquetOptions>,
+    /// The columns named in its shredding options, in order.
+    #[prost(message, repeated, tag = "2")]
+    pub shredding: Vec<ShreddedColumn>,
+}
+
+/// One column of [`ShreddingOptions`](crate::parquet::ShreddingOptions).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ShreddedColumn {
+    #[prost(string, tag = "1")]
+    pub column: String,
+    /// Its shredding type; absent: written unshredded.
+    #[prost(message, optional, tag = "2")]
+    pub shredding: Option<protobuf::ArrowType>,
+}

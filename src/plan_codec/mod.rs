@@ -1,0 +1,572 @@
+//! Plans that travel: `datafusion-proto` codecs for everything of ours a plan can hold, so that
+//! an engine shipping plans to other processes (datafusion-distributed, Ballista) runs our
+//! functions and reads and writes our files as a single process does.
+//!
+//! - [`VariantPhysicalCodec`] encodes our Parquet scan (the source with its per-file variant
+//!   adapter), our Parquet sink (VARIANT annotations, explicit and automatic shredding), the
+//!   staging that makes writes atomic, and the shredding projection before the sink.
+//! - [`VariantLogicalCodec`] encodes the `parquet` file type of `COPY` with its shredding
+//!   options, and our functions' planned state; other file types and nodes go to the codec it
+//!   wraps (DataFusion's default unless given). Encode analyzed plans (as engines ship them):
+//!   the lateral `variant_explode` placeholder exists only before analysis, and its outer
+//!   references are something DataFusion 55 cannot encode.
+//! - Our functions travel by name: the receiving session resolves them from its registry, so
+//!   it must have had [`register_all`](crate::register_all) (or `register_all_with_state`).
+//! - DataFusion 55 drops the return field of every scalar function call, and the field
+//!   metadata of literals, when it decodes a physical plan: variant results would arrive as
+//!   plain structs. [`restore_variant_fields`] puts them back; [`physical_plan_from_bytes`]
+//!   applies it, and an engine that decodes plans itself must apply it to each decoded plan
+//!   (datafusion-distributed: a worker plan rewrite handler).
+//!
+//! To combine with an application's own physical codec, use DataFusion's
+//! `ComposedPhysicalExtensionCodec::new(vec![Arc::new(VariantPhysicalCodec), theirs])`; a logical
+//! codec of theirs goes inside ours with [`VariantLogicalCodec::new`].
+use std::sync::Arc;
+
+use datafusion::arrow::compute::SortOptions;
+use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::common::config::TableParquetOptions;
+use datafusion::common::{DataFusionError, Result, TableReference, internal_err, not_impl_err};
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
+use datafusion::datasource::memory::DataSourceExec;
+use datafusion::datasource::physical_plan::{FileScanConfig, ParquetSource};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{Extension, LogicalPlan, ScalarUDF};
+use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_expr_adapter::DefaultPhysicalExprAdapterFactory;
+use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
+use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
+use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf;
+use prost::Message;
+use prost::bytes::Bytes;
+
+use crate::parquet::shred_on_write::ShredExpr;
+use crate::parquet::staged::{StagedSink, StagedWrite};
+use crate::parquet::{
+    AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
+    VariantParquetSink, VariantParquetSource,
+};
+use crate::shredding::InferLimits;
+
+pub(crate) mod messages;
+mod restore;
+mod udfs;
+
+pub use restore::restore_variant_fields;
+
+use messages::{
+    AutoShreddingNode, ShredExprNode, ShreddedColumn, StagedSinkNode, VariantFormatNode,
+    VariantPlanNode, VariantScanNode, VariantSinkNode, variant_plan_node::Kind,
+};
+
+/// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
+pub fn physical_plan_to_bytes(plan: Arc<dyn ExecutionPlan>) -> Result<Bytes> {
+    datafusion_proto::bytes::physical_plan_to_bytes_with_extension_codec(
+        plan,
+        &VariantPhysicalCodec,
+    )
+}
+
+/// Decodes a plan [`physical_plan_to_bytes`] encoded, in the session of `ctx` (which must have
+/// our functions registered), with its variant fields restored ([`restore_variant_fields`]).
+///
+/// Bytes that do not decode are an error; so are the few corruptions on which DataFusion 55's
+/// decoding panics (a boolean buffer shorter than its length, for one), caught here.
+pub fn physical_plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<dyn ExecutionPlan>> {
+    let plan = without_panics(|| {
+        datafusion_proto::bytes::physical_plan_from_bytes_with_extension_codec(
+            bytes,
+            ctx,
+            &VariantPhysicalCodec,
+        )
+    })?;
+    restore_variant_fields(plan)
+}
+
+/// Encodes `plan` with [`VariantLogicalCodec`].
+pub fn logical_plan_to_bytes(plan: &LogicalPlan) -> Result<Bytes> {
+    datafusion_proto::bytes::logical_plan_to_bytes_with_extension_codec(
+        plan,
+        &VariantLogicalCodec::default(),
+    )
+}
+
+/// Decodes a plan [`logical_plan_to_bytes`] encoded, in the session of `ctx`.
+/// Corrupt bytes are an error, as for [`physical_plan_from_bytes`].
+pub fn logical_plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<LogicalPlan> {
+    without_panics(|| {
+        datafusion_proto::bytes::logical_plan_from_bytes_with_extension_codec(
+            bytes,
+            ctx,
+            &VariantLogicalCodec::default(),
+        )
+    })
+}
+
+/// `decode()`, with a panic inside it turned into an error.
+fn without_panics<T>(decode: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        Err(DataFusionError::Internal(format!(
+            "cannot decode a plan: {why}"
+        )))
+    })
+}
+
+/// A `datafusion-proto` error for bytes that do not decode.
+fn corrupt(what: &str, e: impl std::fmt::Display) -> DataFusionError {
+    DataFusionError::Internal(format!("cannot decode {what}: {e}"))
+}
+
+/// `value` of a message field that must be present.
+fn required<'a, T>(value: &'a Option<T>, what: &str) -> Result<&'a T> {
+    value
+        .as_ref()
+        .ok_or_else(|| DataFusionError::Internal(format!("{what} is missing")))
+}
+
+fn parquet_options_to_proto(options: &TableParquetOptions) -> protobuf::TableParquetOptions {
+    // DataFusion converts Parquet options through its format factory
+    protobuf::TableParquetOptions::from(&ParquetFormatFactory {
+        options: Some(options.clone()),
+    })
+}
+
+fn arrow_type_to_proto(data_type: &DataType) -> Result<protobuf::ArrowType> {
+    protobuf::ArrowType::try_from(data_type).map_err(|e| corrupt("a type", e))
+}
+
+fn arrow_type_from_proto(proto: &protobuf::ArrowType) -> Result<DataType> {
+    DataType::try_from(proto).map_err(|e| corrupt("a type", e))
+}
+
+/// How decoded nodes get their children: with their properties computed again.
+const RECOMPUTE: ReplaceChildrenOptions =
+    ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
+
+/// The physical codec: our scan, sink, staging and shredding expression (see the module).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct VariantPhysicalCodec;
+
+impl VariantPhysicalCodec {
+    fn encode_scan(
+        &self,
+        config: &FileScanConfig,
+        source: &VariantParquetSource,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<VariantScanNode> {
+        // The scan with DataFusion's source, which DataFusion encodes; the adapter travels as
+        // a flag (its state is made per file, at execution).
+        let mut plain = config.clone();
+        plain.file_source = Arc::new(source.inner().clone());
+        plain.expr_adapter_factory = None;
+        let plain: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(plain);
+        Ok(VariantScanNode {
+            scan: Some(converter.execution_plan_to_proto(&plain, self)?),
+            variant_adapter: source.adapter().is_some(),
+        })
+    }
+
+    fn decode_scan(
+        &self,
+        node: &VariantScanNode,
+        ctx: &TaskContext,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let plan = converter.proto_to_execution_plan(required(&node.scan, "scan")?, &decode_ctx)?;
+        let Some(config) = plan
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
+        else {
+            return internal_err!("a variant scan that is no file scan");
+        };
+        let Some(parquet) = config.file_source.downcast_ref::<ParquetSource>() else {
+            return internal_err!("a variant scan that is no Parquet scan");
+        };
+        let mut config = config.clone();
+        let adapter = node.variant_adapter.then(|| {
+            Arc::new(VariantExprAdapterFactory::new(Arc::new(
+                DefaultPhysicalExprAdapterFactory,
+            )))
+        });
+        if let Some(adapter) = &adapter {
+            // the per-file work runs only under the very adapter the source knows
+            config.expr_adapter_factory = Some(Arc::clone(adapter) as _);
+        }
+        config.file_source = Arc::new(VariantParquetSource::new(parquet.clone(), adapter));
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    fn encode_staged_sink(
+        &self,
+        exec: &DataSinkExec,
+        staged: &StagedSink,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<StagedSinkNode> {
+        let (inner, write) = staged.parts();
+        // the input travels once, as the outer node's input
+        let placeholder: Arc<dyn ExecutionPlan> = Arc::new(EmptyExec::new(exec.input().schema()));
+        let inner = Arc::clone(inner).replace_children(vec![placeholder], RECOMPUTE)?;
+        let (store, staging) = write.to_proto();
+        Ok(StagedSinkNode {
+            inner: Some(converter.execution_plan_to_proto(&inner, self)?),
+            store,
+            staging: Some(staging),
+        })
+    }
+
+    fn decode_staged_sink(
+        &self,
+        node: &StagedSinkNode,
+        input: Arc<dyn ExecutionPlan>,
+        ctx: &TaskContext,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let inner = converter
+            .proto_to_execution_plan(required(&node.inner, "staged sink")?, &decode_ctx)?;
+        let write = StagedWrite::from_proto(&node.store, required(&node.staging, "staging")?)?;
+        write.wrap(inner)?.replace_children(vec![input], RECOMPUTE)
+    }
+
+    fn encode_sink(
+        &self,
+        exec: &DataSinkExec,
+        sink: &VariantParquetSink,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<VariantSinkNode> {
+        let sort_order = exec
+            .sort_order()
+            .iter()
+            .flat_map(|order| order.iter())
+            .map(|requirement| {
+                let sort: PhysicalSortExpr = requirement.clone().into();
+                Ok(protobuf::PhysicalSortExprNode {
+                    expr: Some(Box::new(
+                        converter.physical_expr_to_proto(&sort.expr, self)?,
+                    )),
+                    asc: !sort.options.descending,
+                    nulls_first: sort.options.nulls_first,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let auto = sink.auto_shredding().map(|auto| AutoShreddingNode {
+            columns: auto.columns.iter().map(|&c| c as u64).collect(),
+            sample_rows: auto.sample_rows as u64,
+            sample_bytes: auto.sample_bytes as u64,
+            max_columns: auto.limits.max_columns as u64,
+            max_depth: auto.limits.max_depth as u64,
+        });
+        Ok(VariantSinkNode {
+            config: Some(sink.config().try_into()?),
+            parquet_options: Some(parquet_options_to_proto(sink.parquet_options())),
+            sort_order,
+            auto,
+        })
+    }
+
+    fn decode_sink(
+        &self,
+        node: &VariantSinkNode,
+        input: Arc<dyn ExecutionPlan>,
+        ctx: &TaskContext,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let schema = input.schema();
+        let sort = node
+            .sort_order
+            .iter()
+            .map(|sort| {
+                let expr = required(&sort.expr, "sort expression")?;
+                Ok(PhysicalSortExpr {
+                    expr: converter.proto_to_physical_expr(expr, &schema, &decode_ctx)?,
+                    options: SortOptions {
+                        descending: !sort.asc,
+                        nulls_first: sort.nulls_first,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sort_order = LexRequirement::new(sort.into_iter().map(Into::into));
+        let config = required(&node.config, "sink configuration")?.try_into()?;
+        let options = required(&node.parquet_options, "Parquet options")?
+            .try_into()
+            .map_err(|e| corrupt("Parquet options", e))?;
+        let mut sink = VariantParquetSink::new(config, options, sort_order.as_ref());
+        if let Some(auto) = &node.auto {
+            sink = sink.with_auto_shredding(AutoShredding {
+                columns: auto.columns.iter().map(|&c| c as usize).collect(),
+                sample_rows: auto.sample_rows as usize,
+                sample_bytes: auto.sample_bytes as usize,
+                limits: InferLimits {
+                    max_columns: auto.max_columns as usize,
+                    max_depth: auto.max_depth as usize,
+                },
+            });
+        }
+        Ok(Arc::new(DataSinkExec::new(
+            input,
+            Arc::new(sink),
+            sort_order,
+        )))
+    }
+}
+
+impl PhysicalExtensionCodec for VariantPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let node = VariantPlanNode::decode(buf).map_err(|e| corrupt("a variant plan node", e))?;
+        let input = || match inputs {
+            [input] => Ok(Arc::clone(input)),
+            _ => internal_err!("a variant sink with {} inputs", inputs.len()),
+        };
+        match required(&node.kind, "variant plan node")? {
+            Kind::Scan(scan) => self.decode_scan(scan, ctx, converter),
+            Kind::Staged(staged) => self.decode_staged_sink(staged, input()?, ctx, converter),
+            Kind::Sink(sink) => self.decode_sink(sink, input()?, ctx, converter),
+        }
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<()> {
+        let kind = if let Some(exec) = node.downcast_ref::<DataSourceExec>()
+            && let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>()
+            && let Some(source) = config.file_source.downcast_ref::<VariantParquetSource>()
+        {
+            Kind::Scan(self.encode_scan(config, source, converter)?)
+        } else if let Some(exec) = node.downcast_ref::<DataSinkExec>()
+            && let Some(staged) = exec.sink().downcast_ref::<StagedSink>()
+        {
+            Kind::Staged(self.encode_staged_sink(exec, staged, converter)?)
+        } else if let Some(exec) = node.downcast_ref::<DataSinkExec>()
+            && let Some(sink) = exec.sink().downcast_ref::<VariantParquetSink>()
+        {
+            Kind::Sink(self.encode_sink(exec, sink, converter)?)
+        } else {
+            return not_impl_err!("VariantPhysicalCodec does not encode {}", node.name());
+        };
+        VariantPlanNode { kind: Some(kind) }
+            .encode(buf)
+            .map_err(|e| corrupt("a variant plan node", e))
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match udfs::decode_udf(name, buf)? {
+            Some(udf) => Ok(udf),
+            None => not_impl_err!("VariantPhysicalCodec does not decode the function {name}"),
+        }
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        udfs::encode_udf(node, buf)
+    }
+
+    fn try_decode_expr(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn PhysicalExpr>],
+        _ctx: &PhysicalExprDecodeCtx<'_>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        let node = ShredExprNode::decode(buf).map_err(|e| corrupt("a shredding", e))?;
+        let [child] = inputs else {
+            return internal_err!("a shredding with {} inputs", inputs.len());
+        };
+        let field = Field::try_from(required(&node.field, "shredded field")?)
+            .map_err(|e| corrupt("a shredded field", e))?;
+        Ok(Arc::new(ShredExpr {
+            child: Arc::clone(child),
+            shredding: arrow_type_from_proto(required(&node.shredding, "shredding type")?)?,
+            field: Arc::new(field),
+        }))
+    }
+
+    fn try_encode_expr(
+        &self,
+        node: &Arc<dyn PhysicalExpr>,
+        buf: &mut Vec<u8>,
+        _ctx: &PhysicalExprEncodeCtx<'_>,
+    ) -> Result<()> {
+        let Some(shred) = node.downcast_ref::<ShredExpr>() else {
+            return not_impl_err!("VariantPhysicalCodec does not encode {node}");
+        };
+        ShredExprNode {
+            shredding: Some(arrow_type_to_proto(&shred.shredding)?),
+            field: Some(
+                shred
+                    .field
+                    .as_ref()
+                    .try_into()
+                    .map_err(|e| corrupt("a shredded field", e))?,
+            ),
+        }
+        .encode(buf)
+        .map_err(|e| corrupt("a shredding", e))
+    }
+}
+
+/// The logical codec: the `parquet` file type with its shredding options, and our functions'
+/// planned state; everything else goes to the codec it wraps.
+#[derive(Debug)]
+pub struct VariantLogicalCodec {
+    inner: Arc<dyn LogicalExtensionCodec>,
+}
+
+impl Default for VariantLogicalCodec {
+    fn default() -> Self {
+        Self::new(Arc::new(DefaultLogicalExtensionCodec {}))
+    }
+}
+
+/// The first byte of an encoded file type: which codec wrote the rest.
+const FORMAT_OF_INNER_CODEC: u8 = 0;
+const FORMAT_VARIANT_PARQUET: u8 = 1;
+
+impl VariantLogicalCodec {
+    /// Ours, passing what is not ours to `inner`.
+    pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> Self {
+        Self { inner }
+    }
+}
+
+impl LogicalExtensionCodec for VariantLogicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[LogicalPlan],
+        ctx: &TaskContext,
+    ) -> Result<Extension> {
+        self.inner.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: datafusion::arrow::datatypes::SchemaRef,
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn datafusion::catalog::TableProvider>> {
+        self.inner
+            .try_decode_table_provider(buf, table_ref, schema, ctx)
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn datafusion::catalog::TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        self.inner.try_encode_table_provider(table_ref, node, buf)
+    }
+
+    fn try_decode_file_format(
+        &self,
+        buf: &[u8],
+        ctx: &TaskContext,
+    ) -> Result<Arc<dyn FileFormatFactory>> {
+        match buf.split_first() {
+            Some((&FORMAT_VARIANT_PARQUET, rest)) => {
+                let node =
+                    VariantFormatNode::decode(rest).map_err(|e| corrupt("a file type", e))?;
+                let mut factory = match &node.parquet_options {
+                    Some(options) => VariantParquetFormatFactory::new_with_options(
+                        options
+                            .try_into()
+                            .map_err(|e| corrupt("Parquet options", e))?,
+                    ),
+                    None => VariantParquetFormatFactory::new(),
+                };
+                let mut shredding = ShreddingOptions::new();
+                for column in &node.shredding {
+                    let shredding_type = column
+                        .shredding
+                        .as_ref()
+                        .map(arrow_type_from_proto)
+                        .transpose()?;
+                    shredding = shredding.with_entry(&column.column, shredding_type);
+                }
+                factory = factory.with_shredding(shredding);
+                Ok(Arc::new(factory))
+            }
+            Some((&FORMAT_OF_INNER_CODEC, rest)) => self.inner.try_decode_file_format(rest, ctx),
+            _ => internal_err!("cannot decode a file type: unknown tag"),
+        }
+    }
+
+    fn try_encode_file_format(
+        &self,
+        buf: &mut Vec<u8>,
+        node: Arc<dyn FileFormatFactory>,
+    ) -> Result<()> {
+        let Some(factory) = node.downcast_ref::<VariantParquetFormatFactory>() else {
+            buf.push(FORMAT_OF_INNER_CODEC);
+            return self.inner.try_encode_file_format(buf, node);
+        };
+        if factory.expr_adapter_factory().is_some() {
+            return not_impl_err!(
+                "a Parquet file type with an application's expression adapter cannot be encoded"
+            );
+        }
+        let shredding = factory
+            .shredding()
+            .columns()
+            .iter()
+            .map(|(column, shredding)| {
+                Ok(ShreddedColumn {
+                    column: column.clone(),
+                    shredding: shredding.as_ref().map(arrow_type_to_proto).transpose()?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let parquet_options = factory.parquet_options().map(parquet_options_to_proto);
+        buf.push(FORMAT_VARIANT_PARQUET);
+        VariantFormatNode {
+            parquet_options,
+            shredding,
+        }
+        .encode(buf)
+        .map_err(|e| corrupt("a file type", e))
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
+        match udfs::decode_udf(name, buf)? {
+            Some(udf) => Ok(udf),
+            None => self.inner.try_decode_udf(name, buf),
+        }
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+        udfs::encode_udf(node, buf)?;
+        if buf.is_empty() {
+            self.inner.try_encode_udf(node, buf)?;
+        }
+        Ok(())
+    }
+}

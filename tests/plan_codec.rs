@@ -1,0 +1,428 @@
+//! Plans encoded with our codecs and decoded in a fresh session (`register_all`, no tables):
+//! what the slt round trip (tests/plan_round_trip.rs) cannot see from results alone. Variant
+//! fields, the shredded-leaf pushdown of scans, planned paths, the sink's shredding and staging,
+//! the logical codec, and corrupt bytes.
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::file_format::csv::CsvFormatFactory;
+use datafusion::datasource::memory::DataSourceExec;
+use datafusion::datasource::physical_plan::FileScanConfig;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::{ExecutionPlan, collect};
+use datafusion::prelude::SessionContext;
+use datafusion_parquet_variant::codec::VariantPath;
+use datafusion_parquet_variant::functions::try_variant_get::TryVariantGet;
+use datafusion_parquet_variant::functions::variant_get::VariantGet;
+use datafusion_parquet_variant::parquet::{
+    ShreddingOptions, VariantParquetFormatFactory, VariantParquetSource,
+};
+use datafusion_parquet_variant::plan_codec::{
+    VariantLogicalCodec, logical_plan_from_bytes, logical_plan_to_bytes, physical_plan_from_bytes,
+    physical_plan_to_bytes,
+};
+use datafusion_parquet_variant::session_context;
+use datafusion_parquet_variant::variant_array::is_variant_field;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+
+/// Plans `sql` in `ctx`, encodes the physical plan and decodes it in a fresh session; returns
+/// the decoded plan and the fresh session's task context.
+async fn ship(ctx: &SessionContext, sql: &str) -> (Arc<dyn ExecutionPlan>, Arc<TaskContext>) {
+    let plan = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let bytes = physical_plan_to_bytes(plan).unwrap();
+    let receiver = session_context().task_ctx();
+    let decoded = physical_plan_from_bytes(&bytes, &receiver).unwrap();
+    (decoded, receiver)
+}
+
+fn pretty(batches: &[RecordBatch]) -> String {
+    pretty_format_batches(batches).unwrap().to_string()
+}
+
+/// The first node of `plan` (depth first) that is a `T`.
+fn find<T: ExecutionPlan + 'static>(
+    plan: &Arc<dyn ExecutionPlan>,
+) -> Option<Arc<dyn ExecutionPlan>> {
+    let mut found = None;
+    plan.apply(|node| {
+        if node.downcast_ref::<T>().is_some() {
+            found = Some(Arc::clone(node));
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .unwrap();
+    found
+}
+
+/// The value of the metric `name` summed over `plan`'s file scans.
+fn scan_metric(plan: &Arc<dyn ExecutionPlan>, name: &str) -> usize {
+    let mut total = 0;
+    plan.apply(|node| {
+        if node.downcast_ref::<DataSourceExec>().is_some()
+            && let Some(metrics) = node.metrics()
+        {
+            total += metrics.sum_by_name(name).map_or(0, |v| v.as_usize());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .unwrap();
+    total
+}
+
+const DOCS: &str = r#"(VALUES (1, '{"a": 1, "b": "x", "c": [{"d": 10}]}'),
+                               (2, '{"a": "27", "b": "y"}'),
+                               (3, '{"z": true}'),
+                               (4, NULL)) AS t(id, j)"#;
+
+#[tokio::test]
+async fn variant_results_keep_their_type_after_decoding() {
+    let ctx = session_context();
+    let sql = format!("SELECT id, parse_json(j) AS v FROM {DOCS}");
+    let plan = ctx
+        .sql(&sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    assert!(is_variant_field(plan.schema().field(1)));
+    let bytes = physical_plan_to_bytes(Arc::clone(&plan)).unwrap();
+    let receiver = session_context().task_ctx();
+
+    // DataFusion 55's own decoding drops the extension of a function's result ...
+    let raw = datafusion_proto::bytes::physical_plan_from_bytes_with_extension_codec(
+        &bytes,
+        &receiver,
+        &datafusion_parquet_variant::plan_codec::VariantPhysicalCodec,
+    )
+    .unwrap();
+    assert!(!is_variant_field(raw.schema().field(1)));
+    // ... which ours puts back, on the projection and on what the plan produces
+    let decoded = physical_plan_from_bytes(&bytes, &receiver).unwrap();
+    assert!(is_variant_field(decoded.schema().field(1)));
+    let batches = collect(decoded, receiver).await.unwrap();
+    assert!(is_variant_field(batches[0].schema().field(1)));
+}
+
+#[tokio::test]
+async fn planned_paths_travel_with_the_functions() {
+    let ctx = session_context();
+    let sql = format!(
+        "SELECT variant_get(v, '$.c[0].d', 'int') AS d, try_variant_get(v, '$[\"b\"]', 'string') AS b
+         FROM (SELECT parse_json(j) AS v FROM {DOCS})"
+    );
+    let (decoded, receiver) = ship(&ctx, &sql).await;
+    let mut paths = vec![];
+    decoded
+        .apply(|node| {
+            if let Some(projection) = node.downcast_ref::<ProjectionExec>() {
+                for p in projection.expr() {
+                    p.expr.apply(|e| {
+                        if let Some(call) = e.downcast_ref::<ScalarFunctionExpr>() {
+                            let inner = call.fun().inner();
+                            let path = match (
+                                inner.downcast_ref::<VariantGet>(),
+                                inner.downcast_ref::<TryVariantGet>(),
+                            ) {
+                                (Some(get), _) => Some(get.path().cloned()),
+                                (_, Some(get)) => Some(get.path().cloned()),
+                                _ => None,
+                            };
+                            if let Some(path) = path {
+                                paths.push((call.name().to_string(), path));
+                            }
+                        }
+                        Ok(TreeNodeRecursion::Continue)
+                    })?;
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .unwrap();
+    // the typed variant_get is planned in its deferred form; both paths parsed at planning
+    assert_eq!(
+        paths,
+        vec![
+            (
+                "variant_get_deferred".to_string(),
+                Some(VariantPath::parse("$.c[0].d").unwrap())
+            ),
+            (
+                "try_variant_get".to_string(),
+                Some(VariantPath::parse("$.b").unwrap())
+            ),
+        ]
+    );
+    let expected = [
+        "+----+---+",
+        "| d  | b |",
+        "+----+---+",
+        "| 10 | x |",
+        "|    | y |",
+        "|    |   |",
+        "|    |   |",
+        "+----+---+",
+    ];
+    let batches = collect(decoded, receiver).await.unwrap();
+    assert_eq!(pretty(&batches), expected.join("\n"));
+}
+
+/// Writes a shredded file of 2000 rows (`v` shredded on `a` and `b`) at `path`.
+async fn write_shredded(ctx: &SessionContext, path: &Path) {
+    let sql = format!(
+        r#"COPY (SELECT i AS id,
+                 parse_json('{{"a": ' || i || ', "b": "s' || (i % 7) || '", "rest": [' || i || ']}}') AS v
+                 FROM generate_series(1, 2000) AS g(i))
+           TO '{}' STORED AS PARQUET
+           OPTIONS ('variant.shred.v' 'struct<a bigint, b string>')"#,
+        path.display()
+    );
+    common::run(ctx, &sql).await;
+}
+
+#[tokio::test]
+async fn shredded_scans_keep_their_pushdown() {
+    let dir = common::scratch_dir("plan-codec", "scan");
+    let file = dir.join("events.parquet");
+    let ctx = session_context();
+    write_shredded(&ctx, &file).await;
+    common::run(
+        &ctx,
+        &format!(
+            "CREATE EXTERNAL TABLE events STORED AS PARQUET LOCATION '{}'",
+            file.display()
+        ),
+    )
+    .await;
+    let sql =
+        "SELECT variant_get(v, '$.b', 'string') AS b, sum(variant_get(v, '$.a', 'bigint')) AS a
+               FROM events WHERE variant_get(v, '$.a', 'bigint') > 1000 GROUP BY 1 ORDER BY 1";
+
+    // the same query in one process, for the results and the bytes read
+    let local = ctx
+        .sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let local_batches = collect(Arc::clone(&local), ctx.task_ctx()).await.unwrap();
+
+    let (decoded, receiver) = ship(&ctx, sql).await;
+    let scan = find::<DataSourceExec>(&decoded).expect("a scan");
+    let scan = scan.downcast_ref::<DataSourceExec>().unwrap();
+    let config = scan.data_source().downcast_ref::<FileScanConfig>().unwrap();
+    let source = config
+        .file_source
+        .downcast_ref::<VariantParquetSource>()
+        .expect("our source after decoding");
+    let adapter = source.adapter().expect("the variant adapter");
+    let used = config
+        .expr_adapter_factory
+        .as_ref()
+        .expect("an adapter on the scan");
+    assert!(std::ptr::addr_eq(Arc::as_ptr(adapter), Arc::as_ptr(used)));
+
+    let batches = collect(Arc::clone(&decoded), receiver).await.unwrap();
+    assert_eq!(pretty(&batches), pretty(&local_batches));
+    // one group per `b` (s0 .. s6)
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 7);
+
+    // the decoded scan read the shredded leaves, and exactly the bytes the local one read
+    assert!(scan_metric(&decoded, "variant_paths_from_shredded_leaves") > 0);
+    assert_eq!(
+        scan_metric(&decoded, "bytes_scanned"),
+        scan_metric(&local, "bytes_scanned")
+    );
+    assert!(scan_metric(&local, "bytes_scanned") > 0);
+}
+
+#[tokio::test]
+async fn writes_from_decoded_plans_are_variant_shredded_and_staged() {
+    let dir = common::scratch_dir("plan-codec", "copy");
+    let ctx = session_context();
+    let explicit = dir.join("explicit.parquet");
+    let automatic = dir.join("automatic");
+    let select = "SELECT i AS id, parse_json('{\"a\": ' || i || ', \"b\": \"s\"}') AS v
+                  FROM generate_series(1, 100) AS g(i)";
+    let copies = [
+        format!(
+            "COPY ({select}) TO '{}' STORED AS PARQUET
+             OPTIONS ('variant.shred.v' 'struct<a bigint>')",
+            explicit.display()
+        ),
+        format!(
+            "COPY ({select}) TO '{}/' STORED AS PARQUET PARTITIONED BY (id)",
+            automatic.display()
+        ),
+    ];
+    for copy in &copies {
+        let (decoded, receiver) = ship(&ctx, copy).await;
+        let rows = collect(decoded, receiver).await.unwrap();
+        assert_eq!(pretty(&rows).matches("| 100   |").count(), 1, "{copy}");
+    }
+    // the explicit type, through the decoded shredding projection and sink
+    let schema = common::parquet_schema_text(&explicit);
+    assert!(schema.contains("group v (VARIANT(Some(1)))"), "{schema}");
+    assert!(schema.contains("REQUIRED group a {"), "{schema}");
+    assert!(schema.contains("OPTIONAL INT64 typed_value;"), "{schema}");
+    assert!(!schema.contains("group b"), "{schema}");
+    // automatic shredding, in each partition's file; nothing left under staging names
+    let mut files = vec![];
+    for partition in std::fs::read_dir(&automatic).unwrap() {
+        let partition = partition.unwrap().path();
+        let name = partition
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with("id="), "a staging folder was left: {name}");
+        for file in std::fs::read_dir(&partition).unwrap() {
+            files.push(file.unwrap().path());
+        }
+    }
+    assert_eq!(files.len(), 100);
+    let schema = common::parquet_schema_text(&files[0]);
+    assert!(schema.contains("REQUIRED group a {"), "{schema}");
+    assert!(schema.contains("REQUIRED group b {"), "{schema}");
+    assert!(
+        schema.contains("OPTIONAL BYTE_ARRAY typed_value (STRING);"),
+        "{schema}"
+    );
+
+    // read back in the sending session: the values written are the values planned
+    let table = format!(
+        "CREATE EXTERNAL TABLE written STORED AS PARQUET LOCATION '{}'",
+        explicit.display()
+    );
+    common::run(&ctx, &table).await;
+    let check = "SELECT sum(variant_get(v, '$.a', 'bigint')) FROM written";
+    assert_eq!(
+        common::first_cell(&ctx, check).await.unwrap().as_deref(),
+        Some("5050")
+    );
+}
+
+#[tokio::test]
+async fn logical_plans_carry_the_explode_and_the_parquet_file_type() {
+    let ctx = session_context();
+    let sql = format!(
+        "SELECT t.id, e.key FROM {DOCS}, LATERAL variant_explode(parse_json(t.j)) AS e ORDER BY 1, 2"
+    );
+    let df = ctx.sql(&sql).await.unwrap();
+    // as an engine ships it (Ballista's planner gets it so): analyzed and optimized, where the
+    // lateral explode is an unnest of our hidden list function
+    let plan = ctx.state().optimize(df.logical_plan()).unwrap();
+    let expected = pretty(&df.collect().await.unwrap());
+    assert!(
+        format!("{plan}").contains("__variant_explode_list"),
+        "{plan}"
+    );
+    let bytes = logical_plan_to_bytes(&plan).unwrap();
+    let receiver = session_context();
+    let decoded = logical_plan_from_bytes(&bytes, &receiver.task_ctx()).unwrap();
+    let batches = receiver
+        .execute_logical_plan(decoded)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(pretty(&batches), expected);
+
+    // COPY's file type: our factory with its shredding options and fixed Parquet options
+    let codec = VariantLogicalCodec::default();
+    let mut options = datafusion::common::config::TableParquetOptions::default();
+    options.global.compression = Some("zstd(3)".to_string());
+    let shredding = ShreddingOptions::new()
+        .with_column("v", "struct<a bigint, b array<string>>")
+        .unwrap()
+        .without_shredding("w");
+    let factory: Arc<dyn FileFormatFactory> = Arc::new(
+        VariantParquetFormatFactory::new_with_options(options.clone())
+            .with_shredding(shredding.clone()),
+    );
+    let mut buf = vec![];
+    codec.try_encode_file_format(&mut buf, factory).unwrap();
+    let decoded = codec
+        .try_decode_file_format(&buf, &receiver.task_ctx())
+        .unwrap();
+    let decoded = decoded
+        .downcast_ref::<VariantParquetFormatFactory>()
+        .expect("our factory");
+    assert_eq!(decoded.shredding(), &shredding);
+    assert_eq!(
+        decoded
+            .parquet_options()
+            .unwrap()
+            .global
+            .compression
+            .as_deref(),
+        Some("zstd(3)")
+    );
+    // other file types go to DataFusion's codec
+    let mut buf = vec![];
+    codec
+        .try_encode_file_format(&mut buf, Arc::new(CsvFormatFactory::new()))
+        .unwrap();
+    let csv = codec
+        .try_decode_file_format(&buf, &receiver.task_ctx())
+        .unwrap();
+    assert!(csv.downcast_ref::<CsvFormatFactory>().is_some());
+}
+
+#[tokio::test]
+async fn corrupt_plan_bytes_are_errors() {
+    let dir = common::scratch_dir("plan-codec", "corrupt");
+    let ctx = session_context();
+    let copy = format!(
+        "COPY (SELECT parse_json('{{\"a\": 1}}') AS v) TO '{}' STORED AS PARQUET
+         OPTIONS ('variant.shred.v' 'struct<a bigint>')",
+        dir.join("x.parquet").display()
+    );
+    let plan = ctx
+        .sql(&copy)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap();
+    let bytes = physical_plan_to_bytes(plan).unwrap().to_vec();
+    let receiver = session_context().task_ctx();
+    assert!(physical_plan_from_bytes(&bytes, &receiver).is_ok());
+    let mut errors = 0;
+    // every truncation, and every byte flipped: an error or a plan, never a panic
+    for len in 0..bytes.len() {
+        errors += usize::from(physical_plan_from_bytes(&bytes[..len], &receiver).is_err());
+    }
+    for i in 0..bytes.len() {
+        let mut flipped = bytes.clone();
+        flipped[i] ^= 0xff;
+        errors += usize::from(physical_plan_from_bytes(&flipped, &receiver).is_err());
+    }
+    assert!(
+        errors > bytes.len(),
+        "only {errors} of the corrupt plans were refused"
+    );
+
+    // our own nodes' bytes, garbled, through the codec directly
+    let codec = VariantLogicalCodec::default();
+    for garbage in [&[][..], &[1, 0xff, 0xff, 0xff], &[7, 1, 2]] {
+        assert!(codec.try_decode_file_format(garbage, &receiver).is_err());
+    }
+}
