@@ -15,6 +15,8 @@ pub mod cast;
 pub mod cli;
 pub mod codec;
 pub mod display;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod functions;
 pub mod parquet;
 pub mod plan_codec;

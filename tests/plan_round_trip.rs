@@ -1,7 +1,8 @@
 //! Every query of our sqllogictest suite with its physical plan encoded by our codec and
 //! decoded into a fresh session (`register_all`, nothing else) before it runs: the files'
 //! expected results must hold as they do in one process. Statements that plan (COPY, INSERT,
-//! EXPLAIN) go through the same round trip.
+//! EXPLAIN) go through the same round trip, but inserts into in-memory tables (DataFusion cannot
+//! encode their sink: the rows live in the process).
 use std::sync::Arc;
 
 use datafusion::execution::SessionStateBuilder;

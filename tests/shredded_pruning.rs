@@ -24,13 +24,7 @@ async fn ids(ctx: &SessionContext, sql: &str) -> (Vec<i64>, usize) {
 /// The ids `sql` selects (its first column, sorted), and the row groups and the rows of pages
 /// pruned by variant paths.
 async fn ids_and_pruning(ctx: &SessionContext, sql: &str) -> (Vec<i64>, usize, usize) {
-    let plan = ctx
-        .sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap();
+    let plan = common::plan(ctx, sql).await;
     let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await.unwrap();
     let pruned = metric_sum(plan.as_ref(), "variant_row_groups_pruned");
     let page_rows = metric_sum(plan.as_ref(), "variant_page_rows_pruned");

@@ -18,6 +18,7 @@
 //! shredded to unshredded for whole-value queries), and the bytes the scans read (`bytes_scanned`
 //! from the plans' metrics). It checks that every layout gives the same rows.
 mod generate;
+mod queries;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,90 +34,10 @@ use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::parquet::register_parquet_table;
 
 use generate::Generator;
+use queries::{QUERIES, SHREDDED_PATHS};
 
 /// The layouts, in the order they are printed.
 const LAYOUTS: [&str; 4] = ["plain", "unshredded", "shredded", "auto"];
-
-/// The shredding type of the `shredded` layout: the paths the queries read.
-const SHREDDED_PATHS: &str = "struct<did string, time_us bigint, kind string, commit struct<\
-    collection string, operation string, record struct<`$type` string, subject struct<uri string>, \
-    embed struct<images array<struct<image struct<size bigint>, aspectRatio struct<width bigint>>>>>>>";
-
-/// A query: its name, its SQL over the variant column `v` of table `t`, and over the plain
-/// columns (None: a whole-value query, compared between the variant layouts only).
-struct Query {
-    name: &'static str,
-    what: &'static str,
-    variant: &'static str,
-    plain: Option<&'static str>,
-}
-
-const QUERIES: &[Query] = &[
-    Query {
-        name: "q1",
-        what: "count by $.commit.collection",
-        variant: "SELECT v:commit.collection::string AS event, count(*) AS n FROM t \
-                  GROUP BY event ORDER BY n DESC, event",
-        plain: Some(
-            "SELECT collection AS event, count(*) AS n FROM t GROUP BY event ORDER BY n DESC, event",
-        ),
-    },
-    Query {
-        name: "q2",
-        what: "count + distinct users, two string filters",
-        variant: "SELECT v:commit.collection::string AS event, count(*) AS n, \
-                  count(DISTINCT v:did::string) AS users FROM t \
-                  WHERE v:kind::string = 'commit' AND v:commit.operation::string = 'create' \
-                  GROUP BY event ORDER BY n DESC, event",
-        plain: Some(
-            "SELECT collection AS event, count(*) AS n, count(DISTINCT did) AS users FROM t \
-             WHERE kind = 'commit' AND operation = 'create' GROUP BY event ORDER BY n DESC, event",
-        ),
-    },
-    Query {
-        name: "q3",
-        what: "per-user min/max of $.time_us after three filters",
-        variant: "SELECT v:did::string AS user_id, min(v:time_us::bigint) AS first, \
-                  max(v:time_us::bigint) AS last FROM t \
-                  WHERE v:kind::string = 'commit' AND v:commit.operation::string = 'create' \
-                  AND v:commit.collection::string = 'app.bsky.feed.post' \
-                  GROUP BY user_id ORDER BY last - first DESC, user_id LIMIT 3",
-        plain: Some(
-            "SELECT did AS user_id, min(time_us) AS first, max(time_us) AS last FROM t \
-             WHERE kind = 'commit' AND operation = 'create' AND collection = 'app.bsky.feed.post' \
-             GROUP BY user_id ORDER BY last - first DESC, user_id LIMIT 3",
-        ),
-    },
-    Query {
-        name: "q4",
-        what: "sum/max of embed.images[0] size / width per $type",
-        variant: "SELECT variant_get(v, '$.commit.record[\"$type\"]', 'string') AS type, \
-                  sum(v:commit.record.embed.images[0].image.size::bigint) AS bytes, \
-                  max(v:commit.record.embed.images[0].aspectRatio.width::bigint) AS widest \
-                  FROM t GROUP BY type ORDER BY type",
-        plain: Some(
-            "SELECT record_type AS type, sum(image_size) AS bytes, max(image_width) AS widest \
-             FROM t GROUP BY type ORDER BY type",
-        ),
-    },
-    Query {
-        name: "q5",
-        what: "selective filter on $.commit.record.subject.uri",
-        variant: "SELECT v:did::string AS did, v:time_us::bigint AS time_us FROM t \
-                  WHERE v:commit.record.subject.uri::string LIKE 'at://did:plc:aa%' \
-                  ORDER BY time_us, did",
-        plain: Some(
-            "SELECT did, time_us FROM t WHERE subject_uri LIKE 'at://did:plc:aa%' \
-             ORDER BY time_us, did",
-        ),
-    },
-    Query {
-        name: "q6",
-        what: "sum(length(to_json(v))) (whole values)",
-        variant: "SELECT sum(length(to_json(v))) AS chars FROM t",
-        plain: None,
-    },
-];
 
 /// The plain layout's columns, from the unshredded file.
 const PLAIN_SELECT: &str = "SELECT v:did::string AS did, v:time_us::bigint AS time_us, \

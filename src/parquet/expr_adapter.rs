@@ -34,6 +34,8 @@ use crate::variant_array::{has_variant_shape, is_variant_field};
 #[derive(Debug, Clone)]
 pub struct VariantExprAdapterFactory {
     inner: Arc<dyn PhysicalExprAdapterFactory>,
+    /// Whether `inner` is DataFusion's default (see [`Self::over_default`]).
+    default_inner: bool,
     /// The facts of the one file this factory adapts expressions for, when known.
     facts: Option<Arc<FileFacts>>,
     /// Where the reads of shredded leaves are counted, when the scan has metrics.
@@ -69,11 +71,25 @@ impl VariantExprAdapterFactory {
     pub fn new(inner: Arc<dyn PhysicalExprAdapterFactory>) -> Self {
         Self {
             inner,
+            default_inner: false,
             facts: None,
             metrics: None,
             clips: Arc::default(),
             predicate: None,
         }
+    }
+
+    /// Wrapping DataFusion's default adapter.
+    pub fn over_default() -> Self {
+        Self {
+            default_inner: true,
+            ..Self::new(Arc::new(DefaultPhysicalExprAdapterFactory))
+        }
+    }
+
+    /// Whether it was made by [`Self::over_default`] (and so wraps no application's adapter).
+    pub fn wraps_default(&self) -> bool {
+        self.default_inner
     }
 
     /// This factory for one file whose footer gave `facts`, counting its reads in `metrics`,
@@ -88,6 +104,7 @@ impl VariantExprAdapterFactory {
     ) -> Self {
         Self {
             inner: Arc::clone(&self.inner),
+            default_inner: self.default_inner,
             facts: Some(facts),
             metrics: Some(metrics),
             clips: Arc::new(clips),

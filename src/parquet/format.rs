@@ -22,9 +22,7 @@ use datafusion::datasource::table_schema::TableSchema;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_expr::LexOrdering;
-use datafusion::physical_expr_adapter::{
-    DefaultPhysicalExprAdapterFactory, PhysicalExprAdapterFactory,
-};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use parquet::file::metadata::PageIndexPolicy;
@@ -293,11 +291,10 @@ impl FileFormat for VariantParquetFormat {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let mut adapter = None;
         if conf.expr_adapter_factory.is_none() {
-            let inner = self
-                .expr_adapter_factory
-                .clone()
-                .unwrap_or_else(|| Arc::new(DefaultPhysicalExprAdapterFactory));
-            let ours = Arc::new(VariantExprAdapterFactory::new(inner));
+            let ours = Arc::new(match &self.expr_adapter_factory {
+                Some(inner) => VariantExprAdapterFactory::new(Arc::clone(inner)),
+                None => VariantExprAdapterFactory::over_default(),
+            });
             conf.expr_adapter_factory = Some(Arc::clone(&ours) as _);
             adapter = Some(ours);
         }

@@ -68,8 +68,7 @@ impl ShreddingOptions {
         &self.columns
     }
 
-    /// Adds `column` with `shredding` as it is (None: not shredded), replacing an earlier entry.
-    pub(crate) fn with_entry(mut self, column: &str, shredding: Option<DataType>) -> Self {
+    fn with_entry(mut self, column: &str, shredding: Option<DataType>) -> Self {
         self.columns.retain(|(c, _)| c != column);
         self.columns.push((column.to_string(), shredding));
         self

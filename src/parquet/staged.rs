@@ -52,6 +52,9 @@ enum Staging {
     },
 }
 
+/// How every staging name ends.
+const STAGING_END: &str = ".inprogress";
+
 /// A name no other write uses: the process, the time and a counter.
 fn unique_suffix() -> String {
     static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -59,7 +62,7 @@ fn unique_suffix() -> String {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    format!("{:x}-{nanos:x}-{n:x}.inprogress", std::process::id())
+    format!("{:x}-{nanos:x}-{n:x}{STAGING_END}", std::process::id())
 }
 
 /// `url` with its path replaced by `path` (already percent-encoded, as `Url::path` gives it).
@@ -146,20 +149,49 @@ impl StagedWrite {
         (self.store.as_str().to_string(), staging)
     }
 
-    /// The staging [`Self::to_proto`] wrote.
+    /// The staging [`Self::to_proto`] wrote. The bytes come from elsewhere and the staging
+    /// decides what is deleted, so it must have the shape [`stage`] gives: staged names end in
+    /// a write's suffix, and a staging folder is the hidden folder of that suffix in the
+    /// target (locally too).
     pub(crate) fn from_proto(store: &str, staging: &messages::Staging) -> Result<Self> {
+        let refuse = || internal_err!("a staged write that stage() did not make: {staging:?}");
         // the paths are already encoded: parsed, not built from parts (which would encode again)
         let staging = match staging {
-            messages::Staging::File(file) => Staging::File {
-                staged: Path::parse(&file.staged)?,
-                target: Path::parse(&file.target)?,
-            },
-            messages::Staging::Directory(dir) => Staging::Directory {
-                staging: Path::parse(&dir.staging)?,
-                target: Path::parse(&dir.target)?,
-                suffix: dir.suffix.clone(),
-                local_folder: dir.local_folder.as_ref().map(std::path::PathBuf::from),
-            },
+            messages::Staging::File(file) => {
+                let staged = Path::parse(&file.staged)?;
+                let target = Path::parse(&file.target)?;
+                let name = staged.filename().unwrap_or_default();
+                if !name.starts_with('.') || !name.ends_with(STAGING_END) {
+                    return refuse();
+                }
+                Staging::File { staged, target }
+            }
+            messages::Staging::Directory(dir) => {
+                let staging = Path::parse(&dir.staging)?;
+                let target = Path::parse(&dir.target)?;
+                // the staging folder is `.{suffix}` in the target (the suffix has its dot)
+                let folder = dir.suffix.as_str();
+                let expected = match target.as_ref() {
+                    "" => folder.to_string(),
+                    target => format!("{target}/{folder}"),
+                };
+                let local_ok = dir.local_folder.as_ref().is_none_or(|f| {
+                    std::path::Path::new(f).file_name() == Some(std::ffi::OsStr::new(folder))
+                });
+                if !folder.starts_with('.')
+                    || !folder.ends_with(STAGING_END)
+                    || staging.as_ref() != expected
+                    || !local_ok
+                {
+                    return refuse();
+                }
+                Staging::Directory {
+                    staging,
+                    target,
+                    suffix: dir.suffix.clone(),
+                    local_folder: dir.local_folder.as_ref().map(std::path::PathBuf::from),
+                }
+            }
         };
         Ok(Self {
             store: ObjectStoreUrl::parse(store)?,
@@ -338,5 +370,62 @@ impl DataSink for StagedSink {
         }
         guard.write = None;
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn directory(staging: &str, suffix: &str, local: Option<&str>) -> messages::Staging {
+        messages::Staging::Directory(messages::StagedDirectory {
+            staging: staging.to_string(),
+            target: "tmp/out".to_string(),
+            suffix: suffix.to_string(),
+            local_folder: local.map(str::to_string),
+        })
+    }
+
+    fn file(staged: &str) -> messages::Staging {
+        messages::Staging::File(messages::StagedFile {
+            staged: staged.to_string(),
+            target: "tmp/out.parquet".to_string(),
+        })
+    }
+
+    #[test]
+    fn decoded_stagings_must_be_what_stage_makes() {
+        let suffix = ".1-2-3.inprogress";
+        let good = [
+            directory("tmp/out/.1-2-3.inprogress", suffix, None),
+            directory(
+                "tmp/out/.1-2-3.inprogress",
+                suffix,
+                Some("/tmp/out/.1-2-3.inprogress"),
+            ),
+            file("tmp/.out.parquet.1-2-3.inprogress"),
+        ];
+        for staging in &good {
+            assert!(
+                StagedWrite::from_proto("file://", staging).is_ok(),
+                "{staging:?}"
+            );
+        }
+        // each of these would make a write delete what is not its own
+        let bad = [
+            directory("tmp/out/.1-2-3.inprogress", suffix, Some("/")),
+            directory("tmp/out/.1-2-3.inprogress", suffix, Some("/tmp/out")),
+            directory("tmp/out", "", None),
+            directory("tmp/out/.x", ".x", None),
+            directory("tmp/elsewhere/.1-2-3.inprogress", suffix, None),
+            file("tmp/out.parquet"),
+            file("tmp/.out.parquet"),
+        ];
+        for staging in &bad {
+            assert!(
+                StagedWrite::from_proto("file://", staging).is_err(),
+                "{staging:?}"
+            );
+        }
     }
 }

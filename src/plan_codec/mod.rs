@@ -18,9 +18,10 @@
 //!   applies it, and an engine that decodes plans itself must apply it to each decoded plan
 //!   (datafusion-distributed: a worker plan rewrite handler).
 //!
-//! To combine with an application's own physical codec, use DataFusion's
-//! `ComposedPhysicalExtensionCodec::new(vec![Arc::new(VariantPhysicalCodec), theirs])`; a logical
-//! codec of theirs goes inside ours with [`VariantLogicalCodec::new`].
+//! An application's own codecs go inside ours: [`VariantPhysicalCodec::new`] and
+//! [`VariantLogicalCodec::new`] pass on what is not ours (DataFusion's
+//! `ComposedPhysicalExtensionCodec` does not pass on expressions, which our sink's shredding
+//! needs).
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
@@ -30,12 +31,11 @@ use datafusion::common::{DataFusionError, Result, TableReference, internal_err, 
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::datasource::memory::DataSourceExec;
-use datafusion::datasource::physical_plan::{FileScanConfig, ParquetSource};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{Extension, LogicalPlan, ScalarUDF};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortExpr};
-use datafusion::physical_expr_adapter::DefaultPhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
 use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
 use datafusion::physical_plan::ExecutionPlan;
@@ -55,13 +55,15 @@ use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource,
 };
-use crate::shredding::InferLimits;
+use crate::shredding::{InferLimits, shredded_variant_type};
+use crate::variant_array::is_variant_field;
 
 pub(crate) mod messages;
 mod restore;
 mod udfs;
 
 pub use restore::restore_variant_fields;
+pub use udfs::register_plan_functions;
 
 use messages::{
     AutoShreddingNode, ShredExprNode, ShreddedColumn, StagedSinkNode, VariantFormatNode,
@@ -72,7 +74,7 @@ use messages::{
 pub fn physical_plan_to_bytes(plan: Arc<dyn ExecutionPlan>) -> Result<Bytes> {
     datafusion_proto::bytes::physical_plan_to_bytes_with_extension_codec(
         plan,
-        &VariantPhysicalCodec,
+        &VariantPhysicalCodec::default(),
     )
 }
 
@@ -86,7 +88,7 @@ pub fn physical_plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<Arc<d
         datafusion_proto::bytes::physical_plan_from_bytes_with_extension_codec(
             bytes,
             ctx,
-            &VariantPhysicalCodec,
+            &VariantPhysicalCodec::default(),
         )
     })?;
     restore_variant_fields(plan)
@@ -157,11 +159,24 @@ fn arrow_type_from_proto(proto: &protobuf::ArrowType) -> Result<DataType> {
 const RECOMPUTE: ReplaceChildrenOptions =
     ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
 
-/// The physical codec: our scan, sink, staging and shredding expression (see the module).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct VariantPhysicalCodec;
+/// The physical codec: our scan, sink, staging and shredding expression (see the module);
+/// what is not ours goes to the codec it wraps, if any.
+#[derive(Debug, Default, Clone)]
+pub struct VariantPhysicalCodec {
+    inner: Option<Arc<dyn PhysicalExtensionCodec>>,
+}
+
+/// The first byte of what our codecs write for a plan node, an expression or a file type:
+/// whether the rest is ours or the wrapped codec's.
+const OF_INNER_CODEC: u8 = 0;
+const OURS: u8 = 1;
 
 impl VariantPhysicalCodec {
+    /// Ours, passing what is not ours to `inner` (an application's codec).
+    pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        Self { inner: Some(inner) }
+    }
+
     fn encode_scan(
         &self,
         config: &FileScanConfig,
@@ -170,13 +185,27 @@ impl VariantPhysicalCodec {
     ) -> Result<VariantScanNode> {
         // The scan with DataFusion's source, which DataFusion encodes; the adapter travels as
         // a flag (its state is made per file, at execution).
+        // the adapter travels as "ours, over DataFusion's default": another one (an
+        // application's, on the table or inside ours) cannot
+        let foreign =
+            || not_impl_err!("a scan with an application's expression adapter cannot be encoded");
+        let ours = match (source.adapter(), &config.expr_adapter_factory) {
+            (None, None) => false,
+            (Some(ours), Some(used))
+                if std::ptr::addr_eq(Arc::as_ptr(ours), Arc::as_ptr(used))
+                    && ours.wraps_default() =>
+            {
+                true
+            }
+            _ => return foreign(),
+        };
         let mut plain = config.clone();
         plain.file_source = Arc::new(source.inner().clone());
         plain.expr_adapter_factory = None;
         let plain: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(plain);
         Ok(VariantScanNode {
             scan: Some(converter.execution_plan_to_proto(&plain, self)?),
-            variant_adapter: source.adapter().is_some(),
+            variant_adapter: ours,
         })
     }
 
@@ -198,11 +227,9 @@ impl VariantPhysicalCodec {
             return internal_err!("a variant scan that is no Parquet scan");
         };
         let mut config = config.clone();
-        let adapter = node.variant_adapter.then(|| {
-            Arc::new(VariantExprAdapterFactory::new(Arc::new(
-                DefaultPhysicalExprAdapterFactory,
-            )))
-        });
+        let adapter = node
+            .variant_adapter
+            .then(|| Arc::new(VariantExprAdapterFactory::over_default()));
         if let Some(adapter) = &adapter {
             // the per-file work runs only under the very adapter the source knows
             config.expr_adapter_factory = Some(Arc::clone(adapter) as _);
@@ -254,13 +281,14 @@ impl VariantPhysicalCodec {
             .iter()
             .flat_map(|order| order.iter())
             .map(|requirement| {
-                let sort: PhysicalSortExpr = requirement.clone().into();
+                // an unspecified order is the default, as the sink reads it
+                let options = requirement.options.unwrap_or_default();
                 Ok(protobuf::PhysicalSortExprNode {
                     expr: Some(Box::new(
-                        converter.physical_expr_to_proto(&sort.expr, self)?,
+                        converter.physical_expr_to_proto(&requirement.expr, self)?,
                     )),
-                    asc: !sort.options.descending,
-                    nulls_first: sort.options.nulls_first,
+                    asc: !options.descending,
+                    nulls_first: options.nulls_first,
                 })
             })
             .collect::<Result<_>>()?;
@@ -303,12 +331,22 @@ impl VariantPhysicalCodec {
             })
             .collect::<Result<Vec<_>>>()?;
         let sort_order = LexRequirement::new(sort.into_iter().map(Into::into));
-        let config = required(&node.config, "sink configuration")?.try_into()?;
+        let config: FileSinkConfig = required(&node.config, "sink configuration")?.try_into()?;
         let options = required(&node.parquet_options, "Parquet options")?
             .try_into()
             .map_err(|e| corrupt("Parquet options", e))?;
+        let output = Arc::clone(config.output_schema());
         let mut sink = VariantParquetSink::new(config, options, sort_order.as_ref());
         if let Some(auto) = &node.auto {
+            let variant_column = |&c: &u64| {
+                usize::try_from(c)
+                    .ok()
+                    .and_then(|c| output.fields().get(c))
+                    .is_some_and(|f| is_variant_field(f))
+            };
+            if !auto.columns.iter().all(variant_column) {
+                return internal_err!("automatic shredding of a column that is no variant");
+            }
             sink = sink.with_auto_shredding(AutoShredding {
                 columns: auto.columns.iter().map(|&c| c as usize).collect(),
                 sample_rows: auto.sample_rows as usize,
@@ -335,6 +373,13 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         ctx: &TaskContext,
         converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let buf = match (buf.split_first(), &self.inner) {
+            (Some((&OURS, rest)), _) => rest,
+            (Some((&OF_INNER_CODEC, rest)), Some(inner)) => {
+                return inner.try_decode(rest, inputs, ctx, converter);
+            }
+            _ => return internal_err!("cannot decode a plan node: unknown tag"),
+        };
         let node = VariantPlanNode::decode(buf).map_err(|e| corrupt("a variant plan node", e))?;
         let input = || match inputs {
             [input] => Ok(Arc::clone(input)),
@@ -366,40 +411,61 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             && let Some(sink) = exec.sink().downcast_ref::<VariantParquetSink>()
         {
             Kind::Sink(self.encode_sink(exec, sink, converter)?)
+        } else if let Some(inner) = &self.inner {
+            buf.push(OF_INNER_CODEC);
+            return inner.try_encode(node, buf, converter);
         } else {
             return not_impl_err!("VariantPhysicalCodec does not encode {}", node.name());
         };
+        buf.push(OURS);
         VariantPlanNode { kind: Some(kind) }
             .encode(buf)
             .map_err(|e| corrupt("a variant plan node", e))
     }
 
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        match udfs::decode_udf(name, buf)? {
-            Some(udf) => Ok(udf),
-            None => not_impl_err!("VariantPhysicalCodec does not decode the function {name}"),
+        match (udfs::decode_udf(name, buf)?, &self.inner) {
+            (Some(udf), _) => Ok(udf),
+            (None, Some(inner)) => inner.try_decode_udf(name, buf),
+            (None, None) => {
+                not_impl_err!("VariantPhysicalCodec does not decode the function {name}")
+            }
         }
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        udfs::encode_udf(node, buf)
+        udfs::encode_udf(node, buf)?;
+        match &self.inner {
+            Some(inner) if buf.is_empty() => inner.try_encode_udf(node, buf),
+            _ => Ok(()),
+        }
     }
 
     fn try_decode_expr(
         &self,
         buf: &[u8],
         inputs: &[Arc<dyn PhysicalExpr>],
-        _ctx: &PhysicalExprDecodeCtx<'_>,
+        ctx: &PhysicalExprDecodeCtx<'_>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
+        let buf = match (buf.split_first(), &self.inner) {
+            (Some((&OURS, rest)), _) => rest,
+            (Some((&OF_INNER_CODEC, rest)), Some(inner)) => {
+                return inner.try_decode_expr(rest, inputs, ctx);
+            }
+            _ => return internal_err!("cannot decode an expression: unknown tag"),
+        };
         let node = ShredExprNode::decode(buf).map_err(|e| corrupt("a shredding", e))?;
         let [child] = inputs else {
             return internal_err!("a shredding with {} inputs", inputs.len());
         };
         let field = Field::try_from(required(&node.field, "shredded field")?)
             .map_err(|e| corrupt("a shredded field", e))?;
+        let shredding = arrow_type_from_proto(required(&node.shredding, "shredding type")?)?;
+        // the field's type follows from the shredding type, as when it was planned
+        let field = field.with_data_type(shredded_variant_type(&shredding)?);
         Ok(Arc::new(ShredExpr {
             child: Arc::clone(child),
-            shredding: arrow_type_from_proto(required(&node.shredding, "shredding type")?)?,
+            shredding,
             field: Arc::new(field),
         }))
     }
@@ -408,11 +474,16 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         &self,
         node: &Arc<dyn PhysicalExpr>,
         buf: &mut Vec<u8>,
-        _ctx: &PhysicalExprEncodeCtx<'_>,
+        ctx: &PhysicalExprEncodeCtx<'_>,
     ) -> Result<()> {
         let Some(shred) = node.downcast_ref::<ShredExpr>() else {
-            return not_impl_err!("VariantPhysicalCodec does not encode {node}");
+            let Some(inner) = &self.inner else {
+                return not_impl_err!("VariantPhysicalCodec does not encode {node}");
+            };
+            buf.push(OF_INNER_CODEC);
+            return inner.try_encode_expr(node, buf, ctx);
         };
+        buf.push(OURS);
         ShredExprNode {
             shredding: Some(arrow_type_to_proto(&shred.shredding)?),
             field: Some(
@@ -440,10 +511,6 @@ impl Default for VariantLogicalCodec {
         Self::new(Arc::new(DefaultLogicalExtensionCodec {}))
     }
 }
-
-/// The first byte of an encoded file type: which codec wrote the rest.
-const FORMAT_OF_INNER_CODEC: u8 = 0;
-const FORMAT_VARIANT_PARQUET: u8 = 1;
 
 impl VariantLogicalCodec {
     /// Ours, passing what is not ours to `inner`.
@@ -492,7 +559,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
         ctx: &TaskContext,
     ) -> Result<Arc<dyn FileFormatFactory>> {
         match buf.split_first() {
-            Some((&FORMAT_VARIANT_PARQUET, rest)) => {
+            Some((&OURS, rest)) => {
                 let node =
                     VariantFormatNode::decode(rest).map_err(|e| corrupt("a file type", e))?;
                 let mut factory = match &node.parquet_options {
@@ -505,17 +572,17 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
                 };
                 let mut shredding = ShreddingOptions::new();
                 for column in &node.shredding {
-                    let shredding_type = column
-                        .shredding
-                        .as_ref()
-                        .map(arrow_type_from_proto)
-                        .transpose()?;
-                    shredding = shredding.with_entry(&column.column, shredding_type);
+                    shredding = match &column.shredding {
+                        Some(t) => {
+                            shredding.with_column_type(&column.column, arrow_type_from_proto(t)?)?
+                        }
+                        None => shredding.without_shredding(&column.column),
+                    };
                 }
                 factory = factory.with_shredding(shredding);
                 Ok(Arc::new(factory))
             }
-            Some((&FORMAT_OF_INNER_CODEC, rest)) => self.inner.try_decode_file_format(rest, ctx),
+            Some((&OF_INNER_CODEC, rest)) => self.inner.try_decode_file_format(rest, ctx),
             _ => internal_err!("cannot decode a file type: unknown tag"),
         }
     }
@@ -526,7 +593,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
         node: Arc<dyn FileFormatFactory>,
     ) -> Result<()> {
         let Some(factory) = node.downcast_ref::<VariantParquetFormatFactory>() else {
-            buf.push(FORMAT_OF_INNER_CODEC);
+            buf.push(OF_INNER_CODEC);
             return self.inner.try_encode_file_format(buf, node);
         };
         if factory.expr_adapter_factory().is_some() {
@@ -546,7 +613,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
             })
             .collect::<Result<_>>()?;
         let parquet_options = factory.parquet_options().map(parquet_options_to_proto);
-        buf.push(FORMAT_VARIANT_PARQUET);
+        buf.push(OURS);
         VariantFormatNode {
             parquet_options,
             shredding,

@@ -16,8 +16,12 @@ use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
 use crate::variant_array::{has_variant_shape, variant_extension_metadata};
 
 /// `plan` with the return fields of its projections' function calls computed again from their
-/// arguments (as planning did), and variant-shaped literals marked as variants; the nodes
-/// above a changed projection are rebuilt over it, so their schemas follow.
+/// arguments (as planning did), and variant-shaped literals marked as variants. The nodes above
+/// a changed projection are rebuilt over it: those whose schema is their input's follow (an
+/// aggregate keeps the schema it was decoded with). Calls elsewhere (filters, aggregates, a
+/// scan's own projection) keep their decoded fields: their results are read by our functions
+/// from their shape, and only projections name the columns a query returns or writes. A call
+/// whose return field cannot be computed again keeps the decoded one.
 pub fn restore_variant_fields(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     plan.transform_up(|node| {
         let Some(projection) = node.downcast_ref::<ProjectionExec>() else {

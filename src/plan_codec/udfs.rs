@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use datafusion::common::Result;
+use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::ScalarUDF;
 use prost::Message;
 
@@ -38,6 +39,17 @@ enum Segment {
     Key(String),
     #[prost(uint32, tag = "2")]
     Index(u32),
+}
+
+/// Registers in `registry` the functions plans hold that `register_all` leaves out (hidden from
+/// SQL), without planned state: for engines whose codec asks the registry before ours, as
+/// datafusion-distributed's does (its composed codec never gives function bytes to a user
+/// codec). Paths are then parsed at execution, once per batch.
+pub fn register_plan_functions(registry: &mut dyn FunctionRegistry) -> Result<()> {
+    registry.register_udf(Arc::new(ScalarUDF::from(VariantGet::planned(None, true))))?;
+    registry.register_udf(variant_get_checked_udf())?;
+    registry.register_udf(variant_explode_list_udf())?;
+    Ok(())
 }
 
 /// Writes the planned state of `udf` into `buf` (nothing for functions without any).

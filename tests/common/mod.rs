@@ -856,6 +856,19 @@ pub fn metric_sum(
     sum.1
 }
 
+/// The physical plan of `sql` in `ctx` (panics on any error).
+pub async fn plan(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+) -> std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan> {
+    ctx.sql(sql)
+        .await
+        .unwrap()
+        .create_physical_plan()
+        .await
+        .unwrap()
+}
+
 /// The batches of `sql` run in `ctx` (panics on any error).
 pub async fn run(
     ctx: &datafusion::prelude::SessionContext,

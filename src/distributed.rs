@@ -1,0 +1,27 @@
+//! Running on [datafusion-distributed](https://github.com/datafusion-contrib/datafusion-distributed)
+//! (cargo feature `distributed`): what the coordinator's and every worker's session need of ours.
+use datafusion::common::Result;
+use datafusion::execution::{SessionState, SessionStateBuilder};
+use datafusion_distributed::{
+    DistributedExt, WorkerPlanRewriteEvent, WorkerPlanRewriteEventResponse,
+};
+
+use crate::plan_codec::{VariantPhysicalCodec, register_plan_functions, restore_variant_fields};
+
+/// Builds `builder` (a worker's, from its session builder; or the coordinator's, with its
+/// worker resolver and the distributed planner) with our functions, our physical codec, the
+/// variant fields put back on each plan a worker decodes, and the hidden functions plans hold
+/// (datafusion-distributed resolves functions by name: see
+/// [`register_plan_functions`]).
+pub fn variant_session_state(builder: SessionStateBuilder) -> Result<SessionState> {
+    let mut state = crate::register_all_with_state(builder)
+        .with_distributed_user_codec(VariantPhysicalCodec::default())
+        .with_distributed_worker_plan_rewrite_handler(|event: WorkerPlanRewriteEvent<'_>| {
+            Ok(WorkerPlanRewriteEventResponse::new(restore_variant_fields(
+                event.plan,
+            )?))
+        })
+        .build();
+    register_plan_functions(&mut state)?;
+    Ok(state)
+}

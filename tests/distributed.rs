@@ -1,0 +1,201 @@
+//! The query benchmark's queries (examples/jsonbench) on an in-memory datafusion-distributed
+//! cluster of three workers, over a directory of Variant Parquet files written unshredded,
+//! shredded on the queried paths and shredded automatically: the same rows as one process.
+//! Workers and the coordinator get what our plans need through `distributed::
+//! variant_session_state`. Needs `--features distributed`.
+#![cfg(feature = "distributed")]
+
+#[allow(dead_code)]
+#[path = "../examples/jsonbench/generate.rs"]
+mod generate;
+#[allow(dead_code)]
+#[path = "../examples/jsonbench/queries.rs"]
+mod queries;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::common::DataFusionError;
+use datafusion::datasource::MemTable;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::SessionContext;
+use datafusion_distributed::{
+    ChannelResolver, DistributedExt, SessionStateBuilderExt, Worker, WorkerChannel,
+    WorkerQueryContext, WorkerResolver, display_plan_ascii, grpc,
+};
+use datafusion_parquet_variant::distributed::variant_session_state;
+use hyper_util::rt::TokioIo;
+use tonic::transport::{Endpoint, Server};
+use url::Url;
+
+const WORKERS: usize = 3;
+
+/// One in-memory worker per URL, each served over its own duplex pipe.
+#[derive(Clone)]
+struct InMemoryCluster {
+    channels: Vec<grpc::BoxCloneSyncChannel>,
+}
+
+impl InMemoryCluster {
+    /// Starts the workers; each reaches the others (shuffles) through the same resolver.
+    fn start() -> Self {
+        let mut servers = vec![];
+        let mut channels = vec![];
+        for i in 0..WORKERS {
+            let (client, server) = tokio::io::duplex(4 * 1024 * 1024);
+            let mut client = Some(client);
+            let endpoint = Endpoint::try_from(Self::url(i).to_string()).unwrap();
+            let channel = endpoint.connect_with_connector_lazy(tower::service_fn(move |_| {
+                let client = client.take().expect("one connection per worker");
+                async move { Ok::<_, std::io::Error>(TokioIo::new(client)) }
+            }));
+            channels.push(grpc::BoxCloneSyncChannel::new(channel));
+            servers.push(server);
+        }
+        let cluster = Self { channels };
+        for server in servers {
+            let resolver = cluster.clone();
+            let worker = Worker::from_session_builder(move |ctx: WorkerQueryContext| {
+                let resolver = resolver.clone();
+                async move {
+                    variant_session_state(ctx.builder.with_distributed_channel_resolver(resolver))
+                }
+            });
+            tokio::spawn(async move {
+                Server::builder()
+                    .add_service(worker.into_worker_server())
+                    .serve_with_incoming(tokio_stream::once(Ok::<_, std::io::Error>(server)))
+                    .await
+            });
+        }
+        cluster
+    }
+
+    fn url(i: usize) -> Url {
+        Url::parse(&format!("http://worker-{i}:50051")).unwrap()
+    }
+}
+
+#[async_trait]
+impl ChannelResolver for InMemoryCluster {
+    async fn get_worker_client_for_url(
+        &self,
+        url: &Url,
+    ) -> Result<Box<dyn WorkerChannel>, DataFusionError> {
+        let i = (0..WORKERS)
+            .find(|&i| Self::url(i) == *url)
+            .ok_or_else(|| DataFusionError::Internal(format!("no worker at {url}")))?;
+        Ok(grpc::create_worker_client(self.channels[i].clone()))
+    }
+}
+
+impl WorkerResolver for InMemoryCluster {
+    fn get_urls(&self) -> Result<Vec<Url>, DataFusionError> {
+        Ok((0..WORKERS).map(Self::url).collect())
+    }
+}
+
+/// Writes `rows` benchmark events in three layouts, four files each, under `dir/<layout>/`.
+async fn write_layouts(dir: &std::path::Path, rows: usize) {
+    let mut generator = generate::Generator::new(0x0B1E_5C1E, rows / 10 + 1);
+    let mut line = String::new();
+    let events: Vec<String> = (0..rows)
+        .map(|_| {
+            line.clear();
+            generator.event(&mut line);
+            line.clone()
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(vec![Field::new("json", DataType::Utf8, false)]));
+    let batch = RecordBatch::try_new(
+        Arc::clone(&schema),
+        vec![Arc::new(StringArray::from(events))],
+    )
+    .unwrap();
+    let ctx = datafusion_parquet_variant::session_context();
+    ctx.register_table(
+        "raw",
+        Arc::new(MemTable::try_new(schema, vec![vec![batch]]).unwrap()),
+    )
+    .unwrap();
+    let layouts = [
+        (
+            "unshredded",
+            "OPTIONS ('variant.shred.v' 'none')".to_string(),
+        ),
+        (
+            "shredded",
+            format!("OPTIONS ('variant.shred.v' '{}')", queries::SHREDDED_PATHS),
+        ),
+        ("auto", String::new()),
+    ];
+    for (layout, options) in &layouts {
+        for part in 0..4 {
+            let sql = format!(
+                "COPY (SELECT parse_json(json) AS v FROM (SELECT json, row_number() OVER () AS n FROM raw)
+                       WHERE n % 4 = {part})
+                 TO '{}/{layout}/part-{part}.parquet' STORED AS PARQUET {options}",
+                dir.display()
+            );
+            ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+        }
+    }
+}
+
+async fn rows_of(ctx: &SessionContext, sql: &str) -> String {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    pretty_format_batches(&batches).unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn benchmark_queries_give_the_same_rows_on_three_workers() {
+    let dir = std::env::temp_dir().join(format!("variant-distributed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    write_layouts(&dir, 20_000).await;
+
+    let local = datafusion_parquet_variant::session_context();
+    let cluster = InMemoryCluster::start();
+    let distributed = SessionContext::new_with_state(
+        variant_session_state(
+            SessionStateBuilder::new()
+                .with_default_features()
+                .with_distributed_worker_resolver(cluster.clone())
+                .with_distributed_channel_resolver(cluster)
+                .with_distributed_planner()
+                .with_distributed_file_scan_config_bytes_per_partition(1)
+                .unwrap(),
+        )
+        .unwrap(),
+    );
+
+    for layout in ["unshredded", "shredded", "auto"] {
+        let location = format!("{}/{layout}/", dir.display());
+        for ctx in [&local, &distributed] {
+            ctx.sql("DROP TABLE IF EXISTS t").await.unwrap();
+            ctx.sql(&format!(
+                "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{location}'"
+            ))
+            .await
+            .unwrap();
+        }
+        for query in queries::QUERIES {
+            let expected = rows_of(&local, query.variant).await;
+            let got = rows_of(&distributed, query.variant).await;
+            assert_eq!(got, expected, "{} on {layout}", query.name);
+        }
+        // the plan is distributed: its stages run on the workers
+        let plan = distributed
+            .sql(queries::QUERIES[0].variant)
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        let shown = display_plan_ascii(plan.as_ref(), false);
+        assert!(shown.contains("Stage"), "{shown}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
