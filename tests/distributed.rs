@@ -5,6 +5,7 @@
 //! variant_session_state`. Needs `--features distributed`.
 #![cfg(feature = "distributed")]
 
+mod common;
 #[allow(dead_code)]
 #[path = "../examples/jsonbench/generate.rs"]
 mod generate;
@@ -21,10 +22,12 @@ use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::common::DataFusionError;
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::physical_plan::collect;
 use datafusion::prelude::SessionContext;
 use datafusion_distributed::{
-    ChannelResolver, DistributedExt, SessionStateBuilderExt, Worker, WorkerChannel,
-    WorkerQueryContext, WorkerResolver, display_plan_ascii, grpc,
+    ChannelResolver, DistributedExt, DistributedMetricsFormat, SessionStateBuilderExt, Worker,
+    WorkerChannel, WorkerQueryContext, WorkerResolver, display_plan_ascii, grpc,
+    rewrite_distributed_plan_with_metrics,
 };
 use datafusion_parquet_variant::distributed::variant_session_state;
 use hyper_util::rt::TokioIo;
@@ -166,6 +169,8 @@ async fn benchmark_queries_give_the_same_rows_on_three_workers() {
                 .with_distributed_channel_resolver(cluster)
                 .with_distributed_planner()
                 .with_distributed_file_scan_config_bytes_per_partition(1)
+                .unwrap()
+                .with_distributed_metrics_collection(true)
                 .unwrap(),
         )
         .unwrap(),
@@ -186,16 +191,33 @@ async fn benchmark_queries_give_the_same_rows_on_three_workers() {
             let got = rows_of(&distributed, query.variant).await;
             assert_eq!(got, expected, "{} on {layout}", query.name);
         }
-        // the plan is distributed: its stages run on the workers
-        let plan = distributed
-            .sql(queries::QUERIES[0].variant)
-            .await
-            .unwrap()
-            .create_physical_plan()
-            .await
-            .unwrap();
-        let shown = display_plan_ascii(plan.as_ref(), false);
-        assert!(shown.contains("Stage"), "{shown}");
+        // the plan is distributed (its stages run on the workers), and its scans read the bytes
+        // one process reads: the paths' shredded leaves only, where the files shred them
+        for query in queries::QUERIES {
+            let plan = common::plan(&distributed, query.variant).await;
+            let shown = display_plan_ascii(plan.as_ref(), false);
+            assert!(shown.contains("Stage 1"), "{shown}");
+            collect(Arc::clone(&plan), distributed.task_ctx())
+                .await
+                .unwrap();
+            let plan =
+                rewrite_distributed_plan_with_metrics(plan, DistributedMetricsFormat::Aggregated)
+                    .await
+                    .unwrap();
+            let local_plan = common::plan(&local, query.variant).await;
+            collect(Arc::clone(&local_plan), local.task_ctx())
+                .await
+                .unwrap();
+            let (got, expected) = (
+                common::metric_sum(plan.as_ref(), "bytes_scanned"),
+                common::metric_sum(local_plan.as_ref(), "bytes_scanned"),
+            );
+            println!(
+                "{} on {layout}: bytes scanned {got} distributed, {expected} local",
+                query.name
+            );
+            assert_eq!(got, expected, "{} on {layout}", query.name);
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
