@@ -136,32 +136,45 @@ impl StagedWrite {
                 staging,
                 target,
                 suffix,
-                local_folder,
+                ..
             } => messages::Staging::Directory(messages::StagedDirectory {
                 staging: staging.to_string(),
                 target: target.to_string(),
                 suffix: suffix.clone(),
-                local_folder: local_folder
-                    .as_ref()
-                    .map(|f| f.to_string_lossy().into_owned()),
             }),
         };
         (self.store.as_str().to_string(), staging)
     }
 
     /// The staging [`Self::to_proto`] wrote. The bytes come from elsewhere and the staging
-    /// decides what is deleted, so it must have the shape [`stage`] gives: staged names end in
-    /// a write's suffix, and a staging folder is the hidden folder of that suffix in the
-    /// target (locally too).
+    /// decides what is renamed and deleted, so it must have the shape [`stage`] gives: the
+    /// single file is the target's hidden sibling with a write's suffix; a staging folder is
+    /// the hidden folder of a suffix in the target. The local folder is worked out again from
+    /// the store and the staging, as the local store names it.
     pub(crate) fn from_proto(store: &str, staging: &messages::Staging) -> Result<Self> {
         let refuse = || internal_err!("a staged write that stage() did not make: {staging:?}");
+        // a suffix: one name ending as stage() ends them
+        let suffix_ok = |s: &str| s.ends_with(STAGING_END) && !s.contains('/');
+        // `name` in the folder of `path` ("" at the root)
+        let sibling = |path: &Path, name: &str| match path.as_ref().rsplit_once('/') {
+            Some((folder, _)) => format!("{folder}/{name}"),
+            None => name.to_string(),
+        };
+        let store = ObjectStoreUrl::parse(store)?;
         // the paths are already encoded: parsed, not built from parts (which would encode again)
         let staging = match staging {
             messages::Staging::File(file) => {
                 let staged = Path::parse(&file.staged)?;
                 let target = Path::parse(&file.target)?;
-                let name = staged.filename().unwrap_or_default();
-                if !name.starts_with('.') || !name.ends_with(STAGING_END) {
+                let name = target.filename().unwrap_or_default();
+                let staged_name = staged.filename().unwrap_or_default();
+                let suffix = staged_name
+                    .strip_prefix(&format!(".{name}."))
+                    .unwrap_or_default();
+                if name.is_empty()
+                    || !suffix_ok(suffix)
+                    || staged.as_ref() != sibling(&target, staged_name)
+                {
                     return refuse();
                 }
                 Staging::File { staged, target }
@@ -175,28 +188,27 @@ impl StagedWrite {
                     "" => folder.to_string(),
                     target => format!("{target}/{folder}"),
                 };
-                let local_ok = dir.local_folder.as_ref().is_none_or(|f| {
-                    std::path::Path::new(f).file_name() == Some(std::ffi::OsStr::new(folder))
-                });
-                if !folder.starts_with('.')
-                    || !folder.ends_with(STAGING_END)
-                    || staging.as_ref() != expected
-                    || !local_ok
-                {
+                if !folder.starts_with('.') || !suffix_ok(folder) || staging.as_ref() != expected {
                     return refuse();
                 }
+                let local_folder = (store.as_str().starts_with("file://"))
+                    .then(|| {
+                        url::Url::parse("file:///")
+                            .ok()?
+                            .join(staging.as_ref())
+                            .ok()
+                    })
+                    .flatten()
+                    .and_then(|url| url.to_file_path().ok());
                 Staging::Directory {
                     staging,
                     target,
                     suffix: dir.suffix.clone(),
-                    local_folder: dir.local_folder.as_ref().map(std::path::PathBuf::from),
+                    local_folder,
                 }
             }
         };
-        Ok(Self {
-            store: ObjectStoreUrl::parse(store)?,
-            staging,
-        })
+        Ok(Self { store, staging })
     }
 
     /// `plan` (a `DataSinkExec` writing under the staging names) with its sink publishing the
@@ -377,19 +389,18 @@ impl DataSink for StagedSink {
 mod tests {
     use super::*;
 
-    fn directory(staging: &str, suffix: &str, local: Option<&str>) -> messages::Staging {
+    fn directory(staging: &str, suffix: &str) -> messages::Staging {
         messages::Staging::Directory(messages::StagedDirectory {
             staging: staging.to_string(),
             target: "tmp/out".to_string(),
             suffix: suffix.to_string(),
-            local_folder: local.map(str::to_string),
         })
     }
 
-    fn file(staged: &str) -> messages::Staging {
+    fn file(staged: &str, target: &str) -> messages::Staging {
         messages::Staging::File(messages::StagedFile {
             staged: staged.to_string(),
-            target: "tmp/out.parquet".to_string(),
+            target: target.to_string(),
         })
     }
 
@@ -397,13 +408,9 @@ mod tests {
     fn decoded_stagings_must_be_what_stage_makes() {
         let suffix = ".1-2-3.inprogress";
         let good = [
-            directory("tmp/out/.1-2-3.inprogress", suffix, None),
-            directory(
-                "tmp/out/.1-2-3.inprogress",
-                suffix,
-                Some("/tmp/out/.1-2-3.inprogress"),
-            ),
-            file("tmp/.out.parquet.1-2-3.inprogress"),
+            directory("tmp/out/.1-2-3.inprogress", suffix),
+            file("tmp/.out.parquet.1-2-3.inprogress", "tmp/out.parquet"),
+            file(".out.parquet.1-2-3.inprogress", "out.parquet"),
         ];
         for staging in &good {
             assert!(
@@ -411,15 +418,18 @@ mod tests {
                 "{staging:?}"
             );
         }
-        // each of these would make a write delete what is not its own
+        // each of these would make a write rename or delete what is not its own
         let bad = [
-            directory("tmp/out/.1-2-3.inprogress", suffix, Some("/")),
-            directory("tmp/out/.1-2-3.inprogress", suffix, Some("/tmp/out")),
-            directory("tmp/out", "", None),
-            directory("tmp/out/.x", ".x", None),
-            directory("tmp/elsewhere/.1-2-3.inprogress", suffix, None),
-            file("tmp/out.parquet"),
-            file("tmp/.out.parquet"),
+            directory("tmp/out", ""),
+            directory("tmp/out/.x", ".x"),
+            directory("tmp/out/.a/b.inprogress", ".a/b.inprogress"),
+            directory("tmp/elsewhere/.1-2-3.inprogress", suffix),
+            file("tmp/out.parquet", "tmp/out.parquet"),
+            file("tmp/.out.parquet", "tmp/out.parquet"),
+            // another file's staging, or one in another folder
+            file("tmp/.other.parquet.1-2-3.inprogress", "tmp/out.parquet"),
+            file("elsewhere/.out.parquet.1-2-3.inprogress", "tmp/out.parquet"),
+            file(".out.parquet.1-2-3.inprogress", "tmp/out.parquet"),
         ];
         for staging in &bad {
             assert!(
@@ -427,5 +437,33 @@ mod tests {
                 "{staging:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_local_folder_is_where_the_local_store_puts_the_staging() {
+        let staging = directory("tmp/a b%25c/.1-2-3.inprogress", ".1-2-3.inprogress");
+        let staging = messages::Staging::Directory(match staging {
+            messages::Staging::Directory(mut d) => {
+                d.target = "tmp/a b%25c".to_string();
+                d
+            }
+            _ => unreachable!(),
+        });
+        let write = StagedWrite::from_proto("file://", &staging).unwrap();
+        let Staging::Directory { local_folder, .. } = &write.staging else {
+            panic!("a directory staging");
+        };
+        assert_eq!(
+            local_folder.as_deref(),
+            Some(std::path::Path::new("/tmp/a b%c/.1-2-3.inprogress"))
+        );
+        let remote = StagedWrite::from_proto("s3://bucket", &staging).unwrap();
+        assert!(matches!(
+            remote.staging,
+            Staging::Directory {
+                local_folder: None,
+                ..
+            }
+        ));
     }
 }

@@ -80,9 +80,6 @@ pub(crate) struct StagedDirectory {
     pub target: String,
     #[prost(string, tag = "3")]
     pub suffix: String,
-    /// The staging folder on the local file system, for `file://` outputs.
-    #[prost(string, optional, tag = "4")]
-    pub local_folder: Option<String>,
 }
 
 /// [`VariantParquetSink`](crate::parquet::VariantParquetSink) under a `DataSinkExec`.

@@ -19,9 +19,10 @@
 //!   (datafusion-distributed: a worker plan rewrite handler).
 //!
 //! An application's own codecs go inside ours: [`VariantPhysicalCodec::new`] and
-//! [`VariantLogicalCodec::new`] pass on what is not ours (DataFusion's
+//! [`VariantLogicalCodec::new`] pass on what is not ours (plan nodes, expressions, scalar,
+//! aggregate and window functions; not higher-order functions). DataFusion's
 //! `ComposedPhysicalExtensionCodec` does not pass on expressions, which our sink's shredding
-//! needs).
+//! needs. The bytes are not a format kept across versions of this crate.
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
@@ -34,7 +35,7 @@ use datafusion::datasource::memory::DataSourceExec;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, ParquetSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::execution::TaskContext;
-use datafusion::logical_expr::{Extension, LogicalPlan, ScalarUDF};
+use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
 use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
@@ -56,7 +57,7 @@ use crate::parquet::{
     VariantParquetSink, VariantParquetSource,
 };
 use crate::shredding::{InferLimits, shredded_variant_type};
-use crate::variant_array::is_variant_field;
+use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
 
 pub(crate) mod messages;
 mod restore;
@@ -342,7 +343,12 @@ impl VariantPhysicalCodec {
                 usize::try_from(c)
                     .ok()
                     .and_then(|c| output.fields().get(c))
-                    .is_some_and(|f| is_variant_field(f))
+                    // as `ShreddingOptions::automatic` picks them: unshredded variants
+                    .is_some_and(|f| {
+                        is_variant_field(f)
+                            && has_variant_shape(f.data_type())
+                            && !matches!(f.data_type(), DataType::Struct(c) if c.find("typed_value").is_some())
+                    })
             };
             if !auto.columns.iter().all(variant_column) {
                 return internal_err!("automatic shredding of a column that is no variant");
@@ -412,8 +418,12 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         {
             Kind::Sink(self.encode_sink(exec, sink, converter)?)
         } else if let Some(inner) = &self.inner {
+            // into a scratch buffer: a codec composed with ours may reuse `buf` after an error
+            let mut theirs = vec![];
+            inner.try_encode(node, &mut theirs, converter)?;
             buf.push(OF_INNER_CODEC);
-            return inner.try_encode(node, buf, converter);
+            buf.extend(theirs);
+            return Ok(());
         } else {
             return not_impl_err!("VariantPhysicalCodec does not encode {}", node.name());
         };
@@ -441,6 +451,34 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         }
     }
 
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        match &self.inner {
+            Some(inner) => inner.try_decode_udaf(name, buf),
+            None => not_impl_err!("VariantPhysicalCodec does not decode the aggregate {name}"),
+        }
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner
+            .as_ref()
+            .map_or(Ok(()), |inner| inner.try_encode_udaf(node, buf))
+    }
+
+    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
+        match &self.inner {
+            Some(inner) => inner.try_decode_udwf(name, buf),
+            None => {
+                not_impl_err!("VariantPhysicalCodec does not decode the window function {name}")
+            }
+        }
+    }
+
+    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner
+            .as_ref()
+            .map_or(Ok(()), |inner| inner.try_encode_udwf(node, buf))
+    }
+
     fn try_decode_expr(
         &self,
         buf: &[u8],
@@ -462,7 +500,9 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             .map_err(|e| corrupt("a shredded field", e))?;
         let shredding = arrow_type_from_proto(required(&node.shredding, "shredding type")?)?;
         // the field's type follows from the shredding type, as when it was planned
-        let field = field.with_data_type(shredded_variant_type(&shredding)?);
+        let field = field
+            .with_data_type(shredded_variant_type(&shredding)?)
+            .with_metadata(variant_extension_metadata());
         Ok(Arc::new(ShredExpr {
             child: Arc::clone(child),
             shredding,
@@ -480,8 +520,11 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             let Some(inner) = &self.inner else {
                 return not_impl_err!("VariantPhysicalCodec does not encode {node}");
             };
+            let mut theirs = vec![];
+            inner.try_encode_expr(node, &mut theirs, ctx)?;
             buf.push(OF_INNER_CODEC);
-            return inner.try_encode_expr(node, buf, ctx);
+            buf.extend(theirs);
+            return Ok(());
         };
         buf.push(OURS);
         ShredExprNode {
