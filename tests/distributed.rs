@@ -1,6 +1,7 @@
 //! The query benchmark's queries (examples/jsonbench) on an in-memory datafusion-distributed
 //! cluster of three workers, over a directory of Variant Parquet files written unshredded,
-//! shredded on the queried paths and shredded automatically: the same rows as one process.
+//! shredded on the queried paths and shredded automatically: the same rows, and the same bytes
+//! read, as one process; then `COPY` through the cluster, read back.
 //! Workers and the coordinator get what our plans need through `distributed::
 //! variant_session_state`. Needs `--features distributed`.
 #![cfg(feature = "distributed")]
@@ -217,6 +218,44 @@ async fn benchmark_queries_give_the_same_rows_on_three_workers() {
                 query.name
             );
             assert_eq!(got, expected, "{} on {layout}", query.name);
+        }
+    }
+
+    // writes through the cluster: explicit and automatic shredding, read back in one process
+    let copies = [
+        (
+            "explicit",
+            format!("OPTIONS ('variant.shred.v' '{}')", queries::SHREDDED_PATHS),
+        ),
+        ("automatic", String::new()),
+    ];
+    for (name, options) in &copies {
+        let out = format!("{}/written-{name}/", dir.display());
+        let copy = format!(
+            "COPY (SELECT v FROM t WHERE v:kind::string = 'commit') TO '{out}' STORED AS PARQUET {options}"
+        );
+        let plan = common::plan(&distributed, &copy).await;
+        println!("{}", display_plan_ascii(plan.as_ref(), false));
+        collect(plan, distributed.task_ctx()).await.unwrap();
+        local.sql("DROP TABLE IF EXISTS w").await.unwrap();
+        local
+            .sql(&format!(
+                "CREATE EXTERNAL TABLE w STORED AS PARQUET LOCATION '{out}'"
+            ))
+            .await
+            .unwrap();
+        for query in queries::QUERIES {
+            let on_written = query.variant.replace("FROM t", "FROM w");
+            let on_source = query.variant.replace(
+                "FROM t",
+                "FROM (SELECT v FROM t WHERE v:kind::string = 'commit')",
+            );
+            assert_eq!(
+                rows_of(&local, &on_written).await,
+                rows_of(&local, &on_source).await,
+                "{} on what the cluster wrote ({name})",
+                query.name
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -10,6 +10,7 @@ pub mod mutate;
 pub mod parse_json;
 pub mod schema_of_variant;
 pub mod schema_of_variant_agg;
+pub mod shred_variant;
 pub mod to_json;
 pub mod to_variant;
 pub mod to_variant_object;

@@ -3,24 +3,23 @@
 //! them just before DataFusion's Parquet sink.
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::catalog::Session;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
 use datafusion::common::{DataFusionError, Result, plan_err};
-use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::ScalarFunctionExpr;
+use datafusion::physical_expr::expressions::{Column, Literal};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
 
 use super::sink::AutoShredding;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
-use crate::shredding::{InferLimits, shred_variant, shredded_variant_type};
+use crate::functions::shred_variant::{shred_variant_udf, shredding_argument};
+use crate::shredding::{InferLimits, shredded_variant_type};
 use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
 
 /// The option key prefix naming a column to shred: `'variant.shred.v' 'struct<a bigint>'`.
@@ -203,14 +202,17 @@ impl ShreddingOptions {
             if let Some(out) = output_fields.iter_mut().find(|f| f.name() == field.name()) {
                 *out = Arc::clone(&shredded_field);
             }
-            exprs.push((
-                Arc::new(ShredExpr {
-                    child: column,
-                    shredding: (*shredding).clone(),
-                    field: shredded_field,
-                }),
-                field.name().clone(),
-            ));
+            // a call of the hidden function, which travels in plans by name (see its module)
+            let shred = ScalarFunctionExpr::try_new(
+                shred_variant_udf(),
+                vec![
+                    column,
+                    Arc::new(Literal::new(shredding_argument(shredding)?)),
+                ],
+                &input_schema,
+                Arc::new(ConfigOptions::default()),
+            )?;
+            exprs.push((Arc::new(shred), field.name().clone()));
         }
         let projection = ProjectionExec::try_new(exprs, input)?;
         let output_schema = Arc::new(Schema::new_with_metadata(
@@ -305,71 +307,4 @@ fn find_column(schema: &Schema, name: &str) -> Option<usize> {
         let first = matches.next()?;
         matches.next().is_none().then_some(first.0)
     })
-}
-
-/// Shreds its variant child into `field`'s type (see [`shred_variant`]).
-#[derive(Debug, Eq)]
-pub(crate) struct ShredExpr {
-    pub(crate) child: Arc<dyn PhysicalExpr>,
-    /// The shredding type.
-    pub(crate) shredding: DataType,
-    /// The shredded column's field.
-    pub(crate) field: FieldRef,
-}
-
-impl PartialEq for ShredExpr {
-    fn eq(&self, other: &Self) -> bool {
-        self.child.eq(&other.child) && self.shredding == other.shredding
-    }
-}
-
-impl Hash for ShredExpr {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.child.hash(state);
-        self.shredding.hash(state);
-    }
-}
-
-impl fmt::Display for ShredExpr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "shred_variant({}, {})",
-            self.child,
-            sql_type_name(&self.shredding)
-        )
-    }
-}
-
-impl PhysicalExpr for ShredExpr {
-    fn return_field(&self, _input_schema: &Schema) -> Result<FieldRef> {
-        Ok(Arc::clone(&self.field))
-    }
-
-    fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
-        let input = self.child.evaluate(batch)?.into_array(batch.num_rows())?;
-        Ok(ColumnarValue::Array(shred_variant(
-            &input,
-            &self.shredding,
-        )?))
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
-        vec![&self.child]
-    }
-
-    fn with_new_children(
-        self: Arc<Self>,
-        children: Vec<Arc<dyn PhysicalExpr>>,
-    ) -> Result<Arc<dyn PhysicalExpr>> {
-        Ok(Arc::new(ShredExpr {
-            child: Arc::clone(&children[0]),
-            shredding: self.shredding.clone(),
-            field: Arc::clone(&self.field),
-        }))
-    }
-
-    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
 }

@@ -112,16 +112,6 @@ pub(crate) struct AutoShreddingNode {
     pub max_depth: u64,
 }
 
-/// The expression that shreds a variant column before the sink; its child is the expression
-/// node's input.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct ShredExprNode {
-    #[prost(message, optional, tag = "1")]
-    pub shredding: Option<protobuf::ArrowType>,
-    #[prost(message, optional, tag = "2")]
-    pub field: Option<protobuf::Field>,
-}
-
 /// [`VariantParquetFormatFactory`](crate::parquet::VariantParquetFormatFactory) (the file type
 /// of `COPY .. STORED AS PARQUET`).
 #[derive(Clone, PartialEq, prost::Message)]

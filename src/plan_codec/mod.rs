@@ -3,8 +3,9 @@
 //! functions and reads and writes our files as a single process does.
 //!
 //! - [`VariantPhysicalCodec`] encodes our Parquet scan (the source with its per-file variant
-//!   adapter), our Parquet sink (VARIANT annotations, explicit and automatic shredding), the
-//!   staging that makes writes atomic, and the shredding projection before the sink.
+//!   adapter), our Parquet sink (VARIANT annotations, explicit and automatic shredding) and the
+//!   staging that makes writes atomic. The shredding before the sink is a call of a hidden
+//!   function, which travels by name like the others.
 //! - [`VariantLogicalCodec`] encodes the `parquet` file type of `COPY` with its shredding
 //!   options, and our functions' planned state; other file types and nodes go to the codec it
 //!   wraps (DataFusion's default unless given). Encode analyzed plans (as engines ship them):
@@ -20,13 +21,13 @@
 //!
 //! An application's own codecs go inside ours: [`VariantPhysicalCodec::new`] and
 //! [`VariantLogicalCodec::new`] pass on what is not ours (plan nodes, expressions, scalar,
-//! aggregate and window functions; not higher-order functions). DataFusion's
-//! `ComposedPhysicalExtensionCodec` does not pass on expressions, which our sink's shredding
-//! needs. The bytes are not a format kept across versions of this crate.
+//! aggregate and window functions; not higher-order functions). In DataFusion's
+//! `ComposedPhysicalExtensionCodec` only the first codec ever encodes function state. The bytes
+//! are not a format kept across versions of this crate.
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
-use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{DataFusionError, Result, TableReference, internal_err, not_impl_err};
 use datafusion::datasource::file_format::FileFormatFactory;
@@ -50,14 +51,13 @@ use datafusion_proto::protobuf;
 use prost::Message;
 use prost::bytes::Bytes;
 
-use crate::parquet::shred_on_write::ShredExpr;
 use crate::parquet::staged::{StagedSink, StagedWrite};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource,
 };
-use crate::shredding::{InferLimits, shredded_variant_type};
-use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
+use crate::shredding::InferLimits;
+use crate::variant_array::{has_variant_shape, is_variant_field};
 
 pub(crate) mod messages;
 mod restore;
@@ -67,8 +67,8 @@ pub use restore::restore_variant_fields;
 pub use udfs::register_plan_functions;
 
 use messages::{
-    AutoShreddingNode, ShredExprNode, ShreddedColumn, StagedSinkNode, VariantFormatNode,
-    VariantPlanNode, VariantScanNode, VariantSinkNode, variant_plan_node::Kind,
+    AutoShreddingNode, ShreddedColumn, StagedSinkNode, VariantFormatNode, VariantPlanNode,
+    VariantScanNode, VariantSinkNode, variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -160,7 +160,7 @@ fn arrow_type_from_proto(proto: &protobuf::ArrowType) -> Result<DataType> {
 const RECOMPUTE: ReplaceChildrenOptions =
     ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
 
-/// The physical codec: our scan, sink, staging and shredding expression (see the module);
+/// The physical codec: our scan, sink and staging (see the module);
 /// what is not ours goes to the codec it wraps, if any.
 #[derive(Debug, Default, Clone)]
 pub struct VariantPhysicalCodec {
@@ -485,29 +485,11 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         inputs: &[Arc<dyn PhysicalExpr>],
         ctx: &PhysicalExprDecodeCtx<'_>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
-        let buf = match (buf.split_first(), &self.inner) {
-            (Some((&OURS, rest)), _) => rest,
-            (Some((&OF_INNER_CODEC, rest)), Some(inner)) => {
-                return inner.try_decode_expr(rest, inputs, ctx);
-            }
-            _ => return internal_err!("cannot decode an expression: unknown tag"),
-        };
-        let node = ShredExprNode::decode(buf).map_err(|e| corrupt("a shredding", e))?;
-        let [child] = inputs else {
-            return internal_err!("a shredding with {} inputs", inputs.len());
-        };
-        let field = Field::try_from(required(&node.field, "shredded field")?)
-            .map_err(|e| corrupt("a shredded field", e))?;
-        let shredding = arrow_type_from_proto(required(&node.shredding, "shredding type")?)?;
-        // the field's type follows from the shredding type, as when it was planned
-        let field = field
-            .with_data_type(shredded_variant_type(&shredding)?)
-            .with_metadata(variant_extension_metadata());
-        Ok(Arc::new(ShredExpr {
-            child: Arc::clone(child),
-            shredding,
-            field: Arc::new(field),
-        }))
+        // no expression of ours is in a plan (the shredding before the sink is a function call)
+        match &self.inner {
+            Some(inner) => inner.try_decode_expr(buf, inputs, ctx),
+            None => not_impl_err!("VariantPhysicalCodec does not decode expressions"),
+        }
     }
 
     fn try_encode_expr(
@@ -516,29 +498,10 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         buf: &mut Vec<u8>,
         ctx: &PhysicalExprEncodeCtx<'_>,
     ) -> Result<()> {
-        let Some(shred) = node.downcast_ref::<ShredExpr>() else {
-            let Some(inner) = &self.inner else {
-                return not_impl_err!("VariantPhysicalCodec does not encode {node}");
-            };
-            let mut theirs = vec![];
-            inner.try_encode_expr(node, &mut theirs, ctx)?;
-            buf.push(OF_INNER_CODEC);
-            buf.extend(theirs);
-            return Ok(());
-        };
-        buf.push(OURS);
-        ShredExprNode {
-            shredding: Some(arrow_type_to_proto(&shred.shredding)?),
-            field: Some(
-                shred
-                    .field
-                    .as_ref()
-                    .try_into()
-                    .map_err(|e| corrupt("a shredded field", e))?,
-            ),
+        match &self.inner {
+            Some(inner) => inner.try_encode_expr(node, buf, ctx),
+            None => not_impl_err!("VariantPhysicalCodec does not encode {node}"),
         }
-        .encode(buf)
-        .map_err(|e| corrupt("a shredding", e))
     }
 }
 

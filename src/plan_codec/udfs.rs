@@ -12,6 +12,7 @@ use prost::Message;
 
 use super::corrupt;
 use crate::codec::{MAX_PATH_SEGMENTS, PathSegment, VariantPath};
+use crate::functions::shred_variant::{SHRED_VARIANT_NAME, shred_variant_udf};
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_explode::{EXPLODE_LIST_NAME, variant_explode_list_udf};
 use crate::functions::variant_get::VariantGet;
@@ -49,6 +50,7 @@ pub fn register_plan_functions(registry: &mut dyn FunctionRegistry) -> Result<()
     registry.register_udf(Arc::new(ScalarUDF::from(VariantGet::planned(None, true))))?;
     registry.register_udf(variant_get_checked_udf())?;
     registry.register_udf(variant_explode_list_udf())?;
+    registry.register_udf(shred_variant_udf())?;
     Ok(())
 }
 
@@ -107,6 +109,7 @@ pub(crate) fn decode_udf(name: &str, buf: &[u8]) -> Result<Option<Arc<ScalarUDF>
         "try_variant_get" => ScalarUDF::from(TryVariantGet::planned(path()?)),
         "variant_get_checked" => return Ok(Some(variant_get_checked_udf())),
         EXPLODE_LIST_NAME => return Ok(Some(variant_explode_list_udf())),
+        SHRED_VARIANT_NAME => return Ok(Some(shred_variant_udf())),
         _ => return Ok(None),
     })))
 }
