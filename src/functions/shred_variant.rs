@@ -1,7 +1,8 @@
 //! The hidden scalar function `__shred_variant(v, shredding)` that `COPY`/`INSERT` with
 //! `variant.shred.<column>` put before the sink: `v` shredded into the type of its second
 //! argument, a typed NULL literal (so the type, whatever it is, travels with the plan as a
-//! plain value and the call by name: a distributed engine's codec needs nothing of ours).
+//! plain value, and the call by name: a receiving session resolves it once
+//! `plan_codec::register_plan_functions` has registered it, with no codec of ours).
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};

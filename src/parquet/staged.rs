@@ -52,6 +52,31 @@ enum Staging {
     },
 }
 
+/// Where the local file system store keeps `path`: its parts as URL path segments under
+/// `file:///` (as `LocalFileSystem` places them), so that no character of a name can make it
+/// another folder.
+fn local_path(path: &Path) -> Option<std::path::PathBuf> {
+    let mut url = url::Url::parse("file:///").ok()?;
+    url.path_segments_mut()
+        .ok()?
+        .pop_if_empty()
+        .extend(path.parts());
+    url.to_file_path().ok()
+}
+
+/// Removes `folder` and the folders below it that are empty; files, and folders holding them,
+/// stay (a staging folder is empty once its files were published or deleted).
+fn remove_empty_folders(folder: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(folder) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_empty_folders(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(folder);
+}
+
 /// How every staging name ends.
 const STAGING_END: &str = ".inprogress";
 
@@ -99,7 +124,7 @@ pub(crate) fn stage(mut conf: FileSinkConfig) -> Result<(FileSinkConfig, StagedW
         let staged_url = with_url_path(&output, &format!("{folder}/.{suffix}/"))?;
         let staging = staged_url.prefix().clone();
         let local_folder = (staged_url.scheme() == "file")
-            .then(|| staged_url.get_url().to_file_path().ok())
+            .then(|| local_path(&staging))
             .flatten();
         conf.table_paths = vec![staged_url];
         conf.file_extension = format!("{}.{suffix}", conf.file_extension);
@@ -191,15 +216,11 @@ impl StagedWrite {
                 if !folder.starts_with('.') || !suffix_ok(folder) || staging.as_ref() != expected {
                     return refuse();
                 }
-                let local_folder = (store.as_str().starts_with("file://"))
-                    .then(|| {
-                        url::Url::parse("file:///")
-                            .ok()?
-                            .join(staging.as_ref())
-                            .ok()
-                    })
-                    .flatten()
-                    .and_then(|url| url.to_file_path().ok());
+                let local_folder = store
+                    .as_str()
+                    .starts_with("file://")
+                    .then(|| local_path(&staging))
+                    .flatten();
                 Staging::Directory {
                     staging,
                     target,
@@ -274,7 +295,7 @@ impl StagedWrite {
             ..
         } = &self.staging
         {
-            let _ = std::fs::remove_dir_all(folder);
+            remove_empty_folders(folder);
         }
     }
 
@@ -441,22 +462,24 @@ mod tests {
 
     #[test]
     fn the_local_folder_is_where_the_local_store_puts_the_staging() {
-        let staging = directory("tmp/a b%25c/.1-2-3.inprogress", ".1-2-3.inprogress");
-        let staging = messages::Staging::Directory(match staging {
-            messages::Staging::Directory(mut d) => {
-                d.target = "tmp/a b%25c".to_string();
-                d
-            }
-            _ => unreachable!(),
-        });
-        let write = StagedWrite::from_proto("file://", &staging).unwrap();
-        let Staging::Directory { local_folder, .. } = &write.staging else {
-            panic!("a directory staging");
-        };
-        assert_eq!(
-            local_folder.as_deref(),
-            Some(std::path::Path::new("/tmp/a b%c/.1-2-3.inprogress"))
-        );
+        // names a URL would read otherwise: a query, a fragment, an escape, a scheme
+        for folder in ["a b%25c", "run#2", "x?y", "c:", "%2E%2E"] {
+            let staging = messages::Staging::Directory(messages::StagedDirectory {
+                staging: format!("tmp/{folder}/.1-2-3.inprogress"),
+                target: format!("tmp/{folder}"),
+                suffix: ".1-2-3.inprogress".to_string(),
+            });
+            let write = StagedWrite::from_proto("file://", &staging).unwrap();
+            let Staging::Directory { local_folder, .. } = &write.staging else {
+                panic!("a directory staging");
+            };
+            // where the local store puts `tmp/{folder}/.1-2-3.inprogress/x`
+            let store = datafusion::object_store::local::LocalFileSystem::new();
+            let file = Path::parse(format!("tmp/{folder}/.1-2-3.inprogress/x")).unwrap();
+            let expected = store.path_to_filesystem(&file).unwrap();
+            assert_eq!(local_folder.as_deref(), expected.parent(), "{folder}");
+        }
+        let staging = directory("tmp/out/.1-2-3.inprogress", ".1-2-3.inprogress");
         let remote = StagedWrite::from_proto("s3://bucket", &staging).unwrap();
         assert!(matches!(
             remote.staging,
