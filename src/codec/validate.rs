@@ -102,18 +102,18 @@ fn check_fields(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<(
     // Values stored in field order are checked as they are read; at the first one that is not,
     // all are read again and sorted by where they start.
     let mut previous_end = layout.data_start;
-    let mut in_order = true;
     for extent in child_extents(bytes, layout, size) {
         let (start, end) = extent?;
         if start < previous_end {
-            in_order = false;
-            break;
+            return check_fields_sorted(bytes, layout, size);
         }
         previous_end = end;
     }
-    if in_order {
-        return Ok(());
-    }
+    Ok(())
+}
+
+/// [`check_fields`] for values out of field order: all read, sorted by where they start.
+fn check_fields_sorted(bytes: &[u8], layout: &ContainerLayout, size: usize) -> Result<()> {
     let mut extents = child_extents(bytes, layout, size).collect::<Result<Vec<_>>>()?;
     extents.sort_unstable();
     if extents.windows(2).any(|w| w[1].0 < w[0].1) {

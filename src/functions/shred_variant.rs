@@ -6,7 +6,7 @@
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
+use datafusion::common::{Result, exec_err, plan_err};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
@@ -30,11 +30,6 @@ impl Default for ShredVariant {
             signature: Signature::any(2, Volatility::Immutable),
         }
     }
-}
-
-/// The literal that names `shredding` as the second argument.
-pub fn shredding_argument(shredding: &DataType) -> Result<ScalarValue> {
-    ScalarValue::try_from(shredding)
 }
 
 impl ScalarUDFImpl for ShredVariant {

@@ -99,11 +99,7 @@ pub(crate) fn defer_cast_errors(func: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr 
         .inner()
         .downcast_ref::<VariantGet>()
         .and_then(|get| get.path.clone());
-    let deferred = ScalarUDF::from(VariantGet {
-        signature: get_signature(),
-        path,
-        deferred: true,
-    });
+    let deferred = ScalarUDF::from(VariantGet::planned(path, true));
     Expr::ScalarFunction(ScalarFunction::new_udf(
         super::variant_get_checked::variant_get_checked_udf(),
         vec![Expr::ScalarFunction(ScalarFunction::new_udf(

@@ -299,7 +299,7 @@ impl FileFormat for VariantParquetFormat {
             adapter = Some(ours);
         }
         let plan = self.inner.create_physical_plan(state, conf).await?;
-        Ok(with_variant_source(plan, adapter))
+        Ok(with_variant_source(Arc::clone(&plan), adapter).unwrap_or(plan))
     }
 
     async fn create_writer_physical_plan(
@@ -354,23 +354,22 @@ impl FileFormat for VariantParquetFormat {
     }
 }
 
-/// `plan` (a Parquet scan) with its `ParquetSource` wrapped in a [`VariantParquetSource`].
-fn with_variant_source(
+/// `plan` (a Parquet scan) with its `ParquetSource` wrapped in a [`VariantParquetSource`] whose
+/// per-file work runs under `adapter`, which the scan is given too (the source does that work
+/// only under the very adapter it knows); None for another plan.
+pub(crate) fn with_variant_source(
     plan: Arc<dyn ExecutionPlan>,
     adapter: Option<Arc<VariantExprAdapterFactory>>,
-) -> Arc<dyn ExecutionPlan> {
-    let Some(exec) = plan.downcast_ref::<DataSourceExec>() else {
-        return plan;
-    };
-    let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>() else {
-        return plan;
-    };
-    let Some(parquet) = config.file_source.downcast_ref::<ParquetSource>() else {
-        return plan;
-    };
+) -> Option<Arc<dyn ExecutionPlan>> {
+    let exec = plan.downcast_ref::<DataSourceExec>()?;
+    let config = exec.data_source().downcast_ref::<FileScanConfig>()?;
+    let parquet = config.file_source.downcast_ref::<ParquetSource>()?;
     let mut config = config.clone();
+    if let Some(adapter) = &adapter {
+        config.expr_adapter_factory = Some(Arc::clone(adapter) as _);
+    }
     config.file_source = Arc::new(VariantParquetSource::new(parquet.clone(), adapter));
-    DataSourceExec::from_data_source(config)
+    Some(DataSourceExec::from_data_source(config))
 }
 
 /// Top-level columns that have exactly the unshredded variant layout (`Struct{metadata, value}`,

@@ -21,7 +21,7 @@
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
 mod expr_adapter;
 mod facts;
-mod format;
+pub(crate) mod format;
 pub mod logical_types;
 mod pruning;
 pub(crate) mod shred_on_write;

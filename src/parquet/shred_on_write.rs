@@ -9,7 +9,7 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef}
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
-use datafusion::common::{DataFusionError, Result, plan_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, plan_err};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_expr::expressions::{Column, Literal};
@@ -18,12 +18,19 @@ use datafusion::physical_plan::projection::ProjectionExec;
 
 use super::sink::AutoShredding;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
-use crate::functions::shred_variant::{shred_variant_udf, shredding_argument};
+use crate::functions::shred_variant::shred_variant_udf;
 use crate::shredding::{InferLimits, shredded_variant_type};
-use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
+use crate::variant_array::{has_variant_shape, is_variant_field};
 
 /// The option key prefix naming a column to shred: `'variant.shred.v' 'struct<a bigint>'`.
 pub const SHRED_OPTION_PREFIX: &str = "variant.shred.";
+
+/// True for a sink column automatic shredding may shred: a variant not shredded already.
+pub(crate) fn is_unshredded_variant(field: &Field) -> bool {
+    is_variant_field(field)
+        && has_variant_shape(field.data_type())
+        && !matches!(field.data_type(), DataType::Struct(c) if c.find("typed_value").is_some())
+}
 
 /// How variant columns are written: those named with a shredding type (a SQL type such as
 /// `struct<a bigint, b string>`; see [`shredded_variant_type`](crate::shredding)) shredded as
@@ -92,13 +99,7 @@ impl ShreddingOptions {
             .fields()
             .iter()
             .enumerate()
-            .filter(|(_, f)| {
-                config.shred_on_write
-                    && is_variant_field(f)
-                    && has_variant_shape(f.data_type())
-                    && !matches!(f.data_type(), DataType::Struct(c) if c.find("typed_value").is_some())
-                    && !named(f.name())
-            })
+            .filter(|(_, f)| config.shred_on_write && is_unshredded_variant(f) && !named(f.name()))
             .map(|(i, _)| i)
             .collect();
         AutoShredding {
@@ -183,6 +184,8 @@ impl ShreddingOptions {
                 shredded.insert(index, shredding);
             }
         }
+        // the shredding reads no option; one configuration serves every call
+        let config = Arc::new(ConfigOptions::default());
         let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = Vec::new();
         let mut output_fields: Vec<FieldRef> = output_schema.fields().iter().cloned().collect();
         for (index, field) in input_schema.fields().iter().enumerate() {
@@ -191,27 +194,24 @@ impl ShreddingOptions {
                 exprs.push((column, field.name().clone()));
                 continue;
             };
-            let shredded_field = Arc::new(
-                Field::new(
-                    field.name(),
-                    shredded_variant_type(shredding)?,
-                    field.is_nullable(),
-                )
-                .with_metadata(variant_extension_metadata()),
-            );
-            if let Some(out) = output_fields.iter_mut().find(|f| f.name() == field.name()) {
-                *out = Arc::clone(&shredded_field);
-            }
             // a call of the hidden function, which travels in plans by name (see its module)
             let shred = ScalarFunctionExpr::try_new(
                 shred_variant_udf(),
                 vec![
                     column,
-                    Arc::new(Literal::new(shredding_argument(shredding)?)),
+                    Arc::new(Literal::new(ScalarValue::try_from(*shredding)?)),
                 ],
                 &input_schema,
-                Arc::new(ConfigOptions::default()),
+                Arc::clone(&config),
             )?;
+            let shredded_field = shred
+                .return_field(&input_schema)?
+                .as_ref()
+                .clone()
+                .with_name(field.name());
+            if let Some(out) = output_fields.iter_mut().find(|f| f.name() == field.name()) {
+                *out = Arc::new(shredded_field);
+            }
             exprs.push((Arc::new(shred), field.name().clone()));
         }
         let projection = ProjectionExec::try_new(exprs, input)?;

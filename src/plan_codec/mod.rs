@@ -33,7 +33,7 @@ use datafusion::common::{DataFusionError, Result, TableReference, internal_err, 
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::datasource::memory::DataSourceExec;
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, ParquetSource};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
@@ -51,13 +51,14 @@ use datafusion_proto::protobuf;
 use prost::Message;
 use prost::bytes::Bytes;
 
+use crate::parquet::format::with_variant_source;
+use crate::parquet::shred_on_write::is_unshredded_variant;
 use crate::parquet::staged::{StagedSink, StagedWrite};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource,
 };
 use crate::shredding::InferLimits;
-use crate::variant_array::{has_variant_shape, is_variant_field};
 
 pub(crate) mod messages;
 mod restore;
@@ -184,10 +185,9 @@ impl VariantPhysicalCodec {
         source: &VariantParquetSource,
         converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<VariantScanNode> {
-        // The scan with DataFusion's source, which DataFusion encodes; the adapter travels as
-        // a flag (its state is made per file, at execution).
-        // the adapter travels as "ours, over DataFusion's default": another one (an
-        // application's, on the table or inside ours) cannot
+        // The scan with DataFusion's source, which DataFusion encodes. The adapter travels as a
+        // flag, "ours, over DataFusion's default" (its state is made per file, at execution);
+        // another one (an application's, on the table or inside ours) cannot travel.
         let foreign =
             || not_impl_err!("a scan with an application's expression adapter cannot be encoded");
         let ours = match (source.adapter(), &config.expr_adapter_factory) {
@@ -218,25 +218,13 @@ impl VariantPhysicalCodec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
         let plan = converter.proto_to_execution_plan(required(&node.scan, "scan")?, &decode_ctx)?;
-        let Some(config) = plan
-            .downcast_ref::<DataSourceExec>()
-            .and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
-        else {
-            return internal_err!("a variant scan that is no file scan");
-        };
-        let Some(parquet) = config.file_source.downcast_ref::<ParquetSource>() else {
-            return internal_err!("a variant scan that is no Parquet scan");
-        };
-        let mut config = config.clone();
         let adapter = node
             .variant_adapter
             .then(|| Arc::new(VariantExprAdapterFactory::over_default()));
-        if let Some(adapter) = &adapter {
-            // the per-file work runs only under the very adapter the source knows
-            config.expr_adapter_factory = Some(Arc::clone(adapter) as _);
+        match with_variant_source(plan, adapter) {
+            Some(scan) => Ok(scan),
+            None => internal_err!("a variant scan that is no Parquet file scan"),
         }
-        config.file_source = Arc::new(VariantParquetSource::new(parquet.clone(), adapter));
-        Ok(DataSourceExec::from_data_source(config))
     }
 
     fn encode_staged_sink(
@@ -343,12 +331,8 @@ impl VariantPhysicalCodec {
                 usize::try_from(c)
                     .ok()
                     .and_then(|c| output.fields().get(c))
-                    // as `ShreddingOptions::automatic` picks them: unshredded variants
-                    .is_some_and(|f| {
-                        is_variant_field(f)
-                            && has_variant_shape(f.data_type())
-                            && !matches!(f.data_type(), DataType::Struct(c) if c.find("typed_value").is_some())
-                    })
+                    // as `ShreddingOptions::automatic` picks them
+                    .is_some_and(|f| is_unshredded_variant(f))
             };
             if !auto.columns.iter().all(variant_column) {
                 return internal_err!("automatic shredding of a column that is no variant");

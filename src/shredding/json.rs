@@ -224,7 +224,6 @@ pub fn shredded_to_json(
         fields: Vec::new(),
     };
     let mut rows = RowBuffers::with_rows(array.len());
-    let too_large = format!("{function}: output exceeds 2 GiB in one batch");
     for i in 0..array.len() {
         let m = row_metadata(array, &metadata, i);
         if let Some(m) = m {
@@ -234,7 +233,7 @@ pub fn shredded_to_json(
                 rows.values.extend_from_slice(b"null");
             }
         }
-        rows.end_row(m.is_some(), &too_large)?;
+        rows.end_row(m.is_some(), function)?;
     }
     let (offsets, values, nulls) = rows.finish();
     // Every row is UTF-8: keys are checked, Arrow text is UTF-8 and the rest is written by

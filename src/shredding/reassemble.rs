@@ -9,6 +9,7 @@
 //! A row whose shredded field name is missing from its metadata (an invalid file) cannot be
 //! written this way: [`reassemble`] then returns None and the caller rebuilds the batch with a
 //! fresh dictionary.
+use crate::cast::to_arrow::grown_offset;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -324,13 +325,11 @@ impl RowBuffers {
         }
     }
 
-    /// Ends the current row, `valid` or SQL NULL; the error `too_large` where the batch's
+    /// Ends the current row, `valid` or SQL NULL; an error naming `function` where the batch's
     /// output outgrows i32 offsets (2 GiB).
     #[inline]
-    pub(super) fn end_row(&mut self, valid: bool, too_large: &str) -> Result<()> {
-        let Ok(end) = i32::try_from(self.values.len()) else {
-            return exec_err!("{too_large}");
-        };
+    pub(super) fn end_row(&mut self, valid: bool, function: &str) -> Result<()> {
+        let end = grown_offset(self.values.len(), 0, function)?;
         self.valid.push(valid);
         self.offsets.push(end);
         Ok(())
@@ -678,10 +677,7 @@ pub(super) fn reassemble(array: &StructArray) -> Result<Option<StructArray>> {
                 Err(KeyNotInMetadata) => return Ok(None),
             }
         }
-        rows.end_row(
-            m.is_some(),
-            "reassembled variants exceed 2 GiB in one batch",
-        )?;
+        rows.end_row(m.is_some(), "variant reassembly")?;
     }
     let (offsets, values, nulls) = rows.finish();
     let value = BinaryArray::try_new(offsets, values.into(), nulls.clone())?;
