@@ -4,6 +4,7 @@
 //! one `to_json` gives for the reassembled value, byte for byte: object fields in name order
 //! (a residual object alone: in its stored order), typed values rendered by the same writer,
 //! residual values by [`JsonRowWriter`].
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, StringArray, StructArray};
@@ -15,7 +16,7 @@ use super::reassemble::{
     row_metadata,
 };
 use crate::codec::format::write_json_bytes;
-use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, SessionTimeZone};
+use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone};
 
 /// One field of an object being written: a shredded one, or one of the residual object's
 /// (`(key, value bytes)`).
@@ -104,21 +105,20 @@ impl<'k> JsonWriter<'k, '_> {
             // key, and taken back if it turns out missing
             out.push(b'{');
             let mut first = true;
-            for f in shredded.iter().filter(|f| f.array.is_valid(i)) {
-                let mark = out.len();
-                if !first {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&f.json_key);
-                if self.group(metadata, meta, &f.group, i, out, depth + 1)? {
-                    first = false;
-                } else {
-                    out.truncate(mark);
-                }
+            for f in shredded {
+                self.shredded_field(metadata, meta, f, i, out, depth, &mut first)?;
             }
             out.push(b'}');
             return Ok(());
         };
+        let obj = residual_object(meta, residual)?;
+        let mark = out.len();
+        if self.merged(metadata, meta, shredded, &obj, i, out, depth)? {
+            return Ok(());
+        }
+        // the residual's keys are out of order (an invalid value, written as before): collect
+        // the fields and sort them
+        out.truncate(mark);
         if self.fields.len() <= depth {
             self.fields.resize_with(depth + 1, Vec::new);
         }
@@ -127,10 +127,9 @@ impl<'k> JsonWriter<'k, '_> {
         fields.extend(
             shredded
                 .iter()
-                .filter(|f| f.array.is_valid(i) && present(&f.group, i))
+                .filter(|f| f.validity.is_valid(i) && present(&f.group, i))
                 .map(Field::Shredded),
         );
-        let obj = residual_object(meta, residual)?;
         let typed = fields.len();
         for j in 0..obj.len() {
             let key = obj.key_bytes(j).map_err(codec_err)?;
@@ -156,19 +155,111 @@ impl<'k> JsonWriter<'k, '_> {
                     out.extend_from_slice(&f.json_key);
                     self.group(metadata, meta, &f.group, i, out, depth + 1)?;
                 }
-                Field::Residual(key, value) => {
-                    if std::str::from_utf8(key).is_err() {
-                        return exec_err!("invalid variant: an object key is not UTF-8");
-                    }
-                    write_json_bytes(out, key);
-                    out.push(b':');
-                    self.residual(out, metadata, value)?;
-                }
+                Field::Residual(key, value) => self.residual_field(out, metadata, key, value)?,
             }
         }
         out.push(b'}');
         self.fields[depth] = fields;
         Ok(())
+    }
+
+    /// Appends the object of row `i` by merging its shredded fields with the fields of its
+    /// residual object `obj`, both in name order, in one pass (a residual field a shredded one
+    /// overrides is skipped). False, with part of an object written, when the residual's keys
+    /// are not strictly increasing.
+    #[allow(clippy::too_many_arguments)]
+    fn merged(
+        &mut self,
+        metadata: &'k [u8],
+        meta: Metadata<'k>,
+        shredded: &'k [ObjectField<'k>],
+        obj: &ObjectView<'k>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<bool> {
+        out.push(b'{');
+        let mut first = true;
+        let mut next = 0;
+        let mut previous: Option<&[u8]> = None;
+        for j in 0..obj.len() {
+            let key = obj.key_bytes(j).map_err(codec_err)?;
+            if previous.is_some_and(|p| p >= key) {
+                return Ok(false);
+            }
+            previous = Some(key);
+            let mut overridden = false;
+            while let Some(f) = shredded.get(next) {
+                match f.name.as_bytes().cmp(key) {
+                    Ordering::Greater => break,
+                    order => {
+                        overridden = order == Ordering::Equal;
+                        next += 1;
+                        self.shredded_field(metadata, meta, f, i, out, depth, &mut first)?;
+                    }
+                }
+            }
+            if overridden {
+                continue;
+            }
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            let value = obj.value(j).map_err(codec_err)?.exact_value_bytes();
+            self.residual_field(out, metadata, key, value.map_err(codec_err)?)?;
+        }
+        for f in &shredded[next..] {
+            self.shredded_field(metadata, meta, f, i, out, depth, &mut first)?;
+        }
+        out.push(b'}');
+        Ok(true)
+    }
+
+    /// Appends shredded field `f` of row `i` with its key (and a comma unless `first`), or
+    /// nothing when it is missing.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn shredded_field(
+        &mut self,
+        metadata: &'k [u8],
+        meta: Metadata<'k>,
+        f: &'k ObjectField<'k>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+        first: &mut bool,
+    ) -> Result<()> {
+        if !f.validity.is_valid(i) {
+            return Ok(());
+        }
+        let mark = out.len();
+        if !*first {
+            out.push(b',');
+        }
+        out.extend_from_slice(&f.json_key);
+        if self.group(metadata, meta, &f.group, i, out, depth + 1)? {
+            *first = false;
+        } else {
+            out.truncate(mark);
+        }
+        Ok(())
+    }
+
+    /// Appends a residual field: its key (checked to be UTF-8) and its value.
+    fn residual_field(
+        &mut self,
+        out: &mut Vec<u8>,
+        metadata: &[u8],
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        if std::str::from_utf8(key).is_err() {
+            return exec_err!("invalid variant: an object key is not UTF-8");
+        }
+        write_json_bytes(out, key);
+        out.push(b':');
+        self.residual(out, metadata, value)
     }
 
     /// Appends a typed primitive: text and integers directly, the rest through its variant
@@ -244,4 +335,93 @@ pub fn shredded_to_json(
     Ok(Arc::new(unsafe {
         StringArray::new_unchecked(offsets, values.into(), nulls)
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{AsArray, BinaryArray, Int64Array};
+    use datafusion::arrow::datatypes::{DataType, Field};
+
+    use super::*;
+
+    /// Metadata with the keys `a`, `b`, `c` (unsorted flag off).
+    const METADATA: &[u8] = &[0x01, 3, 0, 1, 2, 3, b'a', b'b', b'c'];
+
+    /// An object of one-byte ids and offsets whose fields are stored in the order given, each
+    /// an INT8.
+    fn object(fields: &[(u8, i8)]) -> Vec<u8> {
+        let mut out = vec![0x02, fields.len() as u8];
+        out.extend(fields.iter().map(|(id, _)| *id));
+        out.extend((0..=fields.len()).map(|n| 2 * n as u8));
+        for (_, v) in fields {
+            out.extend_from_slice(&[0x0C, *v as u8]);
+        }
+        out
+    }
+
+    /// Rows of `{metadata, value: residual object, typed_value: {b: {value, typed_value}}}`.
+    fn column(residuals: Vec<Vec<u8>>, b: Vec<Option<i64>>) -> StructArray {
+        let n = b.len();
+        let b_group = StructArray::from(vec![
+            (
+                Arc::new(Field::new("value", DataType::Binary, true)),
+                Arc::new(BinaryArray::from(vec![None::<&[u8]>; n])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("typed_value", DataType::Int64, true)),
+                Arc::new(Int64Array::from(b)) as ArrayRef,
+            ),
+        ]);
+        let typed = StructArray::from(vec![(
+            Arc::new(Field::new("b", b_group.data_type().clone(), false)),
+            Arc::new(b_group) as ArrayRef,
+        )]);
+        let residuals = BinaryArray::from_iter_values(residuals.iter());
+        StructArray::from(vec![
+            (
+                Arc::new(Field::new("metadata", DataType::Binary, false)),
+                Arc::new(BinaryArray::from_iter_values(std::iter::repeat_n(
+                    METADATA, n,
+                ))) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("value", DataType::Binary, true)),
+                Arc::new(residuals) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("typed_value", typed.data_type().clone(), true)),
+                Arc::new(typed) as ArrayRef,
+            ),
+        ])
+    }
+
+    #[test]
+    fn residual_fields_are_merged_in_name_order() {
+        let (a, b, c) = (0, 1, 2);
+        let array = column(
+            vec![
+                // stored out of order: the fields are sorted
+                object(&[(c, 1), (a, 2)]),
+                object(&[(a, 2), (c, 1)]),
+                // `b` in the residual is overridden by the shredded `b`
+                object(&[(a, 2), (b, 9)]),
+                object(&[(a, 2), (c, 1)]),
+                // a residual alone, out of order: written in its stored order
+                object(&[(c, 1), (a, 2)]),
+            ],
+            vec![Some(5), Some(5), Some(5), None, None],
+        );
+        let json = shredded_to_json("to_json", &array, &SessionTimeZone::utc()).unwrap();
+        let rows: Vec<&str> = json.as_string::<i32>().iter().map(Option::unwrap).collect();
+        assert_eq!(
+            rows,
+            [
+                r#"{"a":2,"b":5,"c":1}"#,
+                r#"{"a":2,"b":5,"c":1}"#,
+                r#"{"a":2,"b":5}"#,
+                r#"{"a":2,"c":1}"#,
+                r#"{"c":1,"a":2}"#,
+            ]
+        );
+    }
 }

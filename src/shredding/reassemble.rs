@@ -258,8 +258,9 @@ pub(super) struct ObjectField<'a> {
     pub(super) json_key: Vec<u8>,
     /// Where the writer keeps the id of `name` in a row's metadata.
     slot: usize,
-    /// The field's group (its nulls: the field is missing, for files whose groups are optional).
-    pub(super) array: &'a StructArray,
+    /// The validity of the field's group (a null: the field is missing, for files whose
+    /// groups are optional).
+    pub(super) validity: Validity<'a>,
     pub(super) group: GroupPlan<'a>,
 }
 
@@ -350,7 +351,22 @@ impl RowBuffers {
 /// A `{value, typed_value}` group, resolved once per batch.
 pub(super) struct GroupPlan<'a> {
     pub(super) value: Option<Bytes<'a>>,
-    pub(super) typed: Option<(&'a ArrayRef, Typed<'a>)>,
+    pub(super) typed: Option<(Validity<'a>, Typed<'a>)>,
+}
+
+/// Which rows of an array are valid, resolved once per batch (no dynamic call per row).
+#[derive(Clone, Copy)]
+pub(super) struct Validity<'a>(Option<&'a NullBuffer>);
+
+impl<'a> Validity<'a> {
+    pub(super) fn of(array: &'a dyn Array) -> Self {
+        Validity(array.nulls())
+    }
+
+    #[inline]
+    pub(super) fn is_valid(&self, i: usize) -> bool {
+        self.0.is_none_or(|nulls| nulls.is_valid(i))
+    }
 }
 
 impl<'a> GroupPlan<'a> {
@@ -363,7 +379,7 @@ impl<'a> GroupPlan<'a> {
         }
         let value = group.column_by_name("value").map(Bytes::new).transpose()?;
         let typed = match group.column_by_name("typed_value") {
-            Some(t) => Some((t, Typed::new(t, depth, slots)?)),
+            Some(t) => Some((Validity::of(t.as_ref()), Typed::new(t, depth, slots)?)),
             None => None,
         };
         Ok(GroupPlan { value, typed })
@@ -401,7 +417,7 @@ impl<'a> Typed<'a> {
                         name: field.name(),
                         json_key,
                         slot,
-                        array: group,
+                        validity: Validity::of(group),
                         group: GroupPlan::new(group, depth + 1, slots)?,
                     });
                 }
@@ -586,7 +602,7 @@ impl<'k> Writer<'k> {
         let mut entries = std::mem::take(&mut self.scratch.entries[depth]);
         entries.clear();
         for field in fields {
-            if !field.array.is_valid(i) {
+            if !field.validity.is_valid(i) {
                 continue;
             }
             let start = base.len();
@@ -603,9 +619,22 @@ impl<'k> Writer<'k> {
         if let Some(residual) = residual {
             let obj = residual_object(meta, residual)?;
             let shredded = entries.len();
+            // while the residual's keys increase (as the spec requires), a cursor over the
+            // shredded names finds the overridden ones
+            let (mut in_order, mut cursor, mut previous) = (true, 0, None);
             for j in 0..obj.len() {
                 let key = obj.key_bytes(j).map_err(codec_err)?;
-                if is_shredded(fields, key) {
+                in_order &= previous.is_none_or(|p| p < key);
+                previous = Some(key);
+                let overridden = if in_order {
+                    while fields.get(cursor).is_some_and(|f| f.name.as_bytes() < key) {
+                        cursor += 1;
+                    }
+                    fields.get(cursor).is_some_and(|f| f.name.as_bytes() == key)
+                } else {
+                    is_shredded(fields, key)
+                };
+                if overridden {
                     continue;
                 }
                 let child = obj.value(j).map_err(codec_err)?;
@@ -619,7 +648,8 @@ impl<'k> Writer<'k> {
                 ));
             }
             if entries.len() > shredded && shredded > 0 {
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                // two sorted runs when the residual is in order, which the stable sort merges
+                entries.sort_by(|a, b| a.0.cmp(b.0));
             }
         }
         let mut ids = std::mem::take(&mut self.scratch.ids);
