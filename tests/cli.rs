@@ -272,6 +272,22 @@ fn parquet_files_and_external_tables() {
 }
 
 #[test]
+fn parquet_intervals_print_exactly() {
+    let dir = scratch("interval");
+    let file = dir.join("spans.parquet");
+    let file = file.to_str().unwrap();
+    ok(&[
+        "-c",
+        &format!(
+            "COPY (SELECT INTERVAL '14 months 3 days 4.5 seconds' AS iv) TO '{file}' \
+             STORED AS PARQUET"
+        ),
+    ]);
+    let out = ok(&["--format", "csv", "-c", &format!("SELECT iv FROM '{file}'")]);
+    assert_eq!(out, "iv\n14 mons 3 days 4.500000000 secs\n");
+}
+
+#[test]
 fn session_has_the_variant_sql_extensions() {
     let out = ok(&[
         "--format",

@@ -13,20 +13,26 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bytes::Bytes;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, Fields, IntervalUnit, Schema, TimeUnit};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::session_context;
-use parquet::basic::{EdgeInterpolationAlgorithm, LogicalType};
+use parquet::basic::{
+    ConvertedType, EdgeInterpolationAlgorithm, LogicalType, Repetition, Type as PhysicalType,
+};
 use parquet::data_type::{
     ByteArray, ByteArrayType, FixedLenByteArray, FixedLenByteArrayType, Int32Type, Int64Type,
     Int96, Int96Type,
 };
+use parquet::file::metadata::{
+    FileMetaData, ParquetMetaData, ParquetMetaDataReader, ParquetMetaDataWriter, RowGroupMetaData,
+};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
-use parquet::schema::types::Type;
+use parquet::schema::types::{SchemaDescriptor, Type};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: write a file from schema text + leaf columns, read it back through SQL
@@ -97,10 +103,37 @@ fn temp_file(name: &str) -> PathBuf {
 
 /// Writes one row group with `leaves` (in schema leaf order) under the schema `schema`.
 fn write_file(name: &str, schema: Type, leaves: Vec<Leaf>) -> PathBuf {
+    write_row_groups(
+        name,
+        schema,
+        vec![leaves],
+        WriterProperties::builder().build(),
+    )
+}
+
+/// Writes a row group for each list of leaves of `row_groups` under the schema `schema`, with
+/// the writer properties `props`.
+fn write_row_groups(
+    name: &str,
+    schema: Type,
+    row_groups: Vec<Vec<Leaf>>,
+    props: WriterProperties,
+) -> PathBuf {
     let path = temp_file(name);
-    let props = Arc::new(WriterProperties::builder().build());
-    let mut writer =
-        SerializedFileWriter::new(File::create(&path).unwrap(), Arc::new(schema), props).unwrap();
+    let mut writer = SerializedFileWriter::new(
+        File::create(&path).unwrap(),
+        Arc::new(schema),
+        Arc::new(props),
+    )
+    .unwrap();
+    for leaves in row_groups {
+        write_row_group(&mut writer, leaves);
+    }
+    writer.close().unwrap();
+    path
+}
+
+fn write_row_group(writer: &mut SerializedFileWriter<File>, leaves: Vec<Leaf>) {
     let mut row_group = writer.next_row_group().unwrap();
     for leaf in leaves {
         let mut column = row_group
@@ -134,8 +167,6 @@ fn write_file(name: &str, schema: Type, leaves: Vec<Leaf>) -> PathBuf {
         "fewer leaves than columns"
     );
     row_group.close().unwrap();
-    writer.close().unwrap();
-    path
 }
 
 /// `write_file` from schema text.
@@ -652,10 +683,6 @@ fn interval_bytes(months: u32, days: u32, millis: u32) -> Vec<u8> {
 }
 
 #[tokio::test]
-#[ignore = "lossless INTERVAL needs a decoding change: parquet 59's Arrow reader decodes INTERVAL \
-            only as Interval(DayTime) (months dropped) or Interval(YearMonth) (days and millis \
-            dropped), and returns NotYetImplemented for Interval(MonthDayNano); DataFusion's \
-            opener has no hook to read the column as FixedSizeBinary(12) instead"]
 async fn interval_keeps_months_days_and_millis() {
     let path = write(
         "interval",
@@ -668,6 +695,213 @@ async fn interval_keeps_months_days_and_millis() {
         &DataType::Interval(IntervalUnit::MonthDayNano),
         &["14 mons 3 days 4.500000000 secs", "NULL", "1 mons"],
     );
+}
+
+/// The rows of one row group: `(months, days, milliseconds)` or NULL.
+type IntervalRows<'a> = &'a [Option<(u32, u32, u32)>];
+
+/// A file of one INTERVAL column `iv` (optional) and an INT32 `id`, a row group per list of
+/// rows, dictionary-encoded or plain.
+fn interval_file(row_groups: &[IntervalRows], dictionary: bool) -> PathBuf {
+    interval_file_as(row_groups, dictionary, "(INTERVAL)")
+}
+
+/// [`interval_file`] with `iv` annotated `annotation`.
+fn interval_file_as(row_groups: &[IntervalRows], dictionary: bool, annotation: &str) -> PathBuf {
+    let schema = parse_message_type(&format!(
+        "message m {{ required int32 id; optional fixed_len_byte_array(12) iv {annotation}; }}"
+    ))
+    .unwrap();
+    let mut id = 0;
+    let groups = row_groups
+        .iter()
+        .map(|rows| {
+            let ids: Vec<i32> = rows
+                .iter()
+                .map(|_| {
+                    id += 1;
+                    id
+                })
+                .collect();
+            let values: Vec<Vec<u8>> = rows
+                .iter()
+                .flatten()
+                .map(|&(m, d, ms)| interval_bytes(m, d, ms))
+                .collect();
+            let values: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+            let def: Vec<i16> = rows.iter().map(|r| r.is_some() as i16).collect();
+            vec![i32s(&ids), fixed(&values).def(&def)]
+        })
+        .collect();
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(dictionary)
+        .build();
+    write_row_groups("interval", schema, groups, props)
+}
+
+#[tokio::test]
+async fn interval_parts_are_unsigned_32_bit_numbers() {
+    for dictionary in [false, true] {
+        let path = interval_file(
+            &[&[
+                Some((0, 0, u32::MAX)),
+                Some((i32::MAX as u32, i32::MAX as u32, 0)),
+                None,
+                Some((0, 0, u32::MAX)),
+            ]],
+            dictionary,
+        );
+        let r = read(&path).await;
+        r.check(
+            "iv",
+            &DataType::Interval(IntervalUnit::MonthDayNano),
+            &[
+                // 4294967295 ms = 4294967.295 s = 1193 h (4294800 s) + 2 min + 47.295 s
+                "1193 hours 2 mins 47.295000000 secs",
+                "2147483647 mons 2147483647 days",
+                "NULL",
+                "1193 hours 2 mins 47.295000000 secs",
+            ],
+        );
+    }
+}
+
+#[tokio::test]
+async fn interval_months_or_days_past_i32_are_an_error() {
+    for row in [(1 << 31, 0, 0), (0, u32::MAX, 0)] {
+        let path = interval_file(&[&[Some((1, 2, 3)), Some(row)]], true);
+        let sql = format!("SELECT iv FROM '{}'", path.display());
+        let err = ctx().sql(&sql).await.unwrap().collect().await.unwrap_err();
+        let (months, days, _) = row;
+        assert!(
+            err.to_string().contains(&format!(
+                "INTERVAL column iv: {months} months and {days} days do not fit an interval"
+            )),
+            "{err}"
+        );
+    }
+}
+
+/// Rewrites the footer of the file at `path` so that its column `iv`, written as a plain
+/// `FIXED_LEN_BYTE_ARRAY(12)` with statistics, is annotated `INTERVAL`: a file with `INTERVAL`
+/// statistics, which the parquet crate's writer leaves out (the format defines no order on
+/// `INTERVAL`) but other writers may not. The data pages stay where they are.
+fn annotate_interval(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    let footer = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap());
+    let data = &bytes[..bytes.len() - 8 - footer as usize];
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&Bytes::from(bytes.clone()))
+        .unwrap();
+    let file = metadata.file_metadata();
+    let root = file.schema_descr().root_schema();
+    let interval = Type::primitive_type_builder("iv", PhysicalType::FIXED_LEN_BYTE_ARRAY)
+        .with_repetition(Repetition::OPTIONAL)
+        .with_length(12)
+        .with_converted_type(ConvertedType::INTERVAL)
+        .build()
+        .unwrap();
+    let fields = root
+        .get_fields()
+        .iter()
+        .map(|f| match f.name() {
+            "iv" => Arc::new(interval.clone()),
+            _ => Arc::clone(f),
+        })
+        .collect();
+    let root = Type::group_type_builder(root.name())
+        .with_fields(fields)
+        .build()
+        .unwrap();
+    let schema = Arc::new(SchemaDescriptor::new(Arc::new(root)));
+    let row_groups = metadata
+        .row_groups()
+        .iter()
+        .map(|rg| {
+            RowGroupMetaData::builder(Arc::clone(&schema))
+                .set_num_rows(rg.num_rows())
+                .set_total_byte_size(rg.total_byte_size())
+                .set_column_metadata(rg.columns().to_vec())
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let file = FileMetaData::new(
+        file.version(),
+        file.num_rows(),
+        file.created_by().map(str::to_string),
+        file.key_value_metadata().cloned(),
+        schema,
+        None,
+    );
+    let mut out = data.to_vec();
+    ParquetMetaDataWriter::new(&mut out, &ParquetMetaData::new(file, row_groups))
+        .finish()
+        .unwrap();
+    std::fs::write(path, out).unwrap();
+}
+
+#[tokio::test]
+async fn interval_statistics_neither_answer_nor_prune() {
+    // The statistics compare the 12 bytes (months first); read as Interval(DayTime) (months
+    // dropped) the first row group's maximum (14 months) would be 0 days and the overall
+    // maximum 2 days. In month-day-nano order 14 months is the largest value, 1 day the
+    // smallest.
+    let path = interval_file_as(
+        &[
+            &[Some((14, 0, 0)), Some((0, 3, 0)), None],
+            &[Some((0, 1, 0)), Some((0, 2, 0))],
+        ],
+        false,
+        "",
+    );
+    annotate_interval(&path);
+    let metadata = ParquetMetaDataReader::new()
+        .parse_and_finish(&Bytes::from(std::fs::read(&path).unwrap()))
+        .unwrap();
+    let iv = metadata.row_group(0).column(1);
+    assert_eq!(iv.column_descr().converted_type(), ConvertedType::INTERVAL);
+    assert_eq!(
+        iv.statistics().and_then(|s| s.max_bytes_opt()),
+        Some(&interval_bytes(14, 0, 0)[..]),
+        "the file has the statistics"
+    );
+    let ctx = ctx();
+    let table = format!("'{}'", path.display());
+    let (schema, batches) = collect(
+        &ctx,
+        &format!("SELECT min(iv) AS lo, max(iv) AS hi, count(iv) AS n FROM {table}"),
+    )
+    .await;
+    let c = cells(&schema, &batches);
+    assert_eq!(c["lo"], ["1 days"]);
+    assert_eq!(c["hi"], ["14 mons"]);
+    assert_eq!(c["n"], ["4"]);
+    // the table's statistics have no range for iv (DataFusion would make one up from the
+    // statistics read as Interval(DayTime))
+    for set in ["show_statistics = true", "format = 'indent'"] {
+        ctx.sql(&format!("SET datafusion.explain.{set}"))
+            .await
+            .unwrap();
+    }
+    let (schema, batches) = collect(&ctx, &format!("EXPLAIN SELECT iv FROM {table}")).await;
+    let plan = cells(&schema, &batches)["plan"].join("\n");
+    assert!(plan.contains("statistics=[Rows=Exact(5)"), "{plan}");
+    assert!(!plan.contains("Min=") && !plan.contains("Max="), "{plan}");
+    for pushdown in [false, true] {
+        ctx.sql(&format!(
+            "SET datafusion.execution.parquet.pushdown_filters = {pushdown}"
+        ))
+        .await
+        .unwrap();
+        let sql = format!("SELECT id FROM {table} WHERE iv > INTERVAL '12 months' ORDER BY id");
+        let (schema, batches) = collect(&ctx, &sql).await;
+        assert_eq!(
+            cells(&schema, &batches)["id"],
+            ["1"],
+            "pushdown_filters {pushdown}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

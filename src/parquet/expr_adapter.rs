@@ -1,8 +1,9 @@
 //! Reading a file whose variant column has another layout than the table's: a shredded file
 //! under a table declared `v VARIANT`, or files shredded differently. DataFusion's default
 //! adapter would cast the struct, dropping `typed_value` (or failing on nullability); this one
-//! reassembles such columns into the table's layout instead.
-use std::collections::HashMap;
+//! reassembles such columns into the table's layout instead. It also reads `INTERVAL` columns
+//! exactly (see [`super::interval`]).
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 
 use super::facts::FileFacts;
+use super::interval::{INTERVAL_TYPE, IntervalFromParquet};
 use super::shredded_get::ShreddedGetExpr;
 use crate::functions::to_json::ToJson;
 use crate::functions::try_variant_get::TryVariantGet;
@@ -141,10 +143,19 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
         physical_file_schema: SchemaRef,
     ) -> Result<Arc<dyn PhysicalExprAdapter>> {
         let mut relayout: HashMap<String, FieldRef> = HashMap::new();
+        let mut intervals: HashSet<String> = HashSet::new();
         let mut logical_for_inner: Vec<FieldRef> = Vec::new();
         for field in logical_file_schema.fields() {
             let physical = physical_file_schema.field_with_name(field.name()).ok();
             match physical {
+                // an INTERVAL column, read as its bytes (see `super::interval`)
+                Some(physical)
+                    if field.data_type() == &INTERVAL_TYPE
+                        && physical.data_type() == &DataType::FixedSizeBinary(12) =>
+                {
+                    intervals.insert(field.name().clone());
+                    logical_for_inner.push(Arc::new(physical.clone()));
+                }
                 // (a table that declares `typed_value` itself reads the file's layout as it is)
                 Some(physical)
                     if (is_variant_field(field) || has_variant_shape(field.data_type()))
@@ -159,7 +170,7 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
                 _ => logical_for_inner.push(Arc::clone(field)),
             }
         }
-        if relayout.is_empty() {
+        if relayout.is_empty() && intervals.is_empty() {
             return self.inner.create(logical_file_schema, physical_file_schema);
         }
         let logical_for_inner = Arc::new(Schema::new_with_metadata(
@@ -171,6 +182,7 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
                 .inner
                 .create(logical_for_inner, Arc::clone(&physical_file_schema))?,
             relayout,
+            intervals,
             physical_file_schema,
             facts: self.facts.clone(),
             metrics: self.metrics.clone(),
@@ -185,6 +197,8 @@ struct VariantExprAdapter {
     inner: Arc<dyn PhysicalExprAdapter>,
     /// Columns whose file layout differs from the table's, with the table's field.
     relayout: HashMap<String, FieldRef>,
+    /// `INTERVAL` columns the file gives as their bytes.
+    intervals: HashSet<String>,
     physical_file_schema: SchemaRef,
     facts: Option<Arc<FileFacts>>,
     metrics: Option<ShreddedReadMetrics>,
@@ -286,6 +300,11 @@ impl PhysicalExprAdapter for VariantExprAdapter {
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
                 };
+                if self.intervals.contains(column.name()) {
+                    let interval: Arc<dyn PhysicalExpr> =
+                        Arc::new(IntervalFromParquet::new(Arc::clone(&e), column.name()));
+                    return Ok(Transformed::new(interval, true, TreeNodeRecursion::Jump));
+                }
                 match self.relayout.get(column.name()) {
                     Some(field) => {
                         let relayout: Arc<dyn PhysicalExpr> = Arc::new(RelayoutVariant {

@@ -29,6 +29,7 @@ use parquet::file::metadata::PageIndexPolicy;
 
 use super::ShreddingOptions;
 use super::expr_adapter::VariantExprAdapterFactory;
+use super::interval::{INTERVAL_TYPE, without_interval_ranges};
 use super::logical_types::{
     LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
 };
@@ -255,9 +256,11 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        self.inner
-            .infer_stats(state, store, table_schema, object)
-            .await
+        let stats = self
+            .inner
+            .infer_stats(state, store, Arc::clone(&table_schema), object)
+            .await?;
+        Ok(without_interval_ranges(stats, &table_schema))
     }
 
     async fn infer_ordering(
@@ -279,9 +282,12 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<FileMeta> {
-        self.inner
-            .infer_stats_and_ordering(state, store, table_schema, object)
-            .await
+        let mut meta = self
+            .inner
+            .infer_stats_and_ordering(state, store, Arc::clone(&table_schema), object)
+            .await?;
+        meta.statistics = without_interval_ranges(meta.statistics, &table_schema);
+        Ok(meta)
     }
 
     async fn create_physical_plan(
@@ -318,15 +324,16 @@ impl FileFormat for VariantParquetFormat {
         if !self.shredding.is_empty() {
             (input, conf.output_schema) = self.shredding.apply(input, &conf.output_schema)?;
         }
-        // variant columns go through our sink (VARIANT annotations with a spec version), unless
-        // the files are encrypted, which only DataFusion's sink does
+        // variant columns go through our sink (VARIANT annotations with a spec version), and
+        // intervals (which the parquet crate cannot write), unless the files are encrypted,
+        // which only DataFusion's sink does
         let encrypted = self.inner.options().crypto.file_encryption.is_some();
         if !encrypted
             && conf
                 .output_schema
                 .fields()
                 .iter()
-                .any(|f| has_variant_column(f))
+                .any(|f| has_variant_column(f) || f.data_type() == &INTERVAL_TYPE)
         {
             if conf.insert_op != InsertOp::Append {
                 return not_impl_err!("Overwrites are not implemented yet for Parquet");

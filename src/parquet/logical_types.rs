@@ -3,6 +3,7 @@
 //!
 //! - `ENUM` (or the legacy `ENUM` ConvertedType) is a UTF-8 string, not a binary: the column's
 //!   binary type becomes the matching string type (DataFusion casts the file's binary to it).
+//! - `INTERVAL` is `Interval(MonthDayNano)`, read exactly (see [`super::interval`]).
 //! - `UUID` gets the canonical `arrow.uuid` extension, `JSON` (or the legacy `JSON`) the
 //!   canonical `arrow.json` extension.
 //! - `GEOMETRY` / `GEOGRAPHY` get the GeoArrow `geoarrow.wkb` extension, with the CRS (default
@@ -19,6 +20,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType};
 use parquet::schema::types::{SchemaDescriptor, Type};
 
+use super::interval::INTERVAL_TYPE;
 use crate::codec::format::write_json_string;
 use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 
@@ -35,6 +37,8 @@ pub const DEFAULT_CRS: &str = "OGC:CRS84";
 pub struct LogicalTypeFixup {
     /// Read the binary column as a string (`ENUM`).
     pub as_string: bool,
+    /// Read the column as `Interval(MonthDayNano)` (`INTERVAL`, see [`super::interval`]).
+    pub as_interval: bool,
     /// The extension name and its metadata (`None`: no metadata key) to put on the field.
     pub extension: Option<(&'static str, Option<String>)>,
 }
@@ -62,14 +66,18 @@ fn fixup_of(field: &Type) -> Option<LogicalTypeFixup> {
     let info = field.get_basic_info();
     let extension = |name| {
         Some(LogicalTypeFixup {
-            as_string: false,
             extension: Some(name),
+            ..Default::default()
         })
     };
     match (info.logical_type_ref(), info.converted_type()) {
         (Some(LogicalType::Enum), _) | (None, ConvertedType::ENUM) => Some(LogicalTypeFixup {
             as_string: true,
-            extension: None,
+            ..Default::default()
+        }),
+        (None, ConvertedType::INTERVAL) => Some(LogicalTypeFixup {
+            as_interval: true,
+            ..Default::default()
         }),
         (Some(LogicalType::Uuid), _) => extension((UUID_EXTENSION_NAME, None)),
         // arrow-rs writes the canonical JSON extension's metadata as ""
@@ -154,6 +162,11 @@ fn fixed_field(field: &Field, fixup: &LogicalTypeFixup) -> Option<Field> {
             out = out.with_data_type(string);
             changed = true;
         }
+    }
+    // (whatever the parquet crate made of it: DayTime, YearMonth from an Arrow schema hint)
+    if fixup.as_interval && matches!(field.data_type(), DataType::Interval(_)) {
+        out = out.with_data_type(INTERVAL_TYPE);
+        changed = true;
     }
     if let Some((name, metadata)) = &fixup.extension
         && !field.metadata().contains_key(EXTENSION_NAME_KEY)

@@ -11,7 +11,7 @@
 //! - [`variant_columns`]: which columns of a file are variants.
 //! - [`logical_types`]: the Arrow types and extensions of Parquet logical types the parquet
 //!   crate's conversion leaves plain (`ENUM` as a string; `UUID`, `JSON`, `GEOMETRY`, `GEOGRAPHY`
-//!   extensions).
+//!   extensions; `INTERVAL` exactly, through [`interval`]).
 //!
 //! - [`ShreddingOptions`] / [`write_parquet`]: writing variant columns shredded, from `COPY ..
 //!   OPTIONS ('variant.shred.v' 'struct<a bigint, b string>')` or from Rust.
@@ -22,6 +22,7 @@
 mod expr_adapter;
 mod facts;
 pub(crate) mod format;
+pub mod interval;
 pub mod logical_types;
 mod pruning;
 pub(crate) mod shred_on_write;

@@ -5,7 +5,8 @@
 //! [`VariantParquetSink`] writes each file with an explicit Parquet schema, the one the parquet
 //! crate derives with every `VARIANT` annotation set to version 1 (what Spark and DuckDB write).
 //! It writes each file sequentially (DataFusion's own sink, used for tables without variant
-//! columns, can also parallelise within a file).
+//! or interval columns, can also parallelise within a file). It also writes `Interval(MonthDayNano)`
+//! columns as `INTERVAL`, which the parquet crate cannot (see [`super::interval`]).
 use std::fmt;
 use std::sync::Arc;
 
@@ -35,6 +36,9 @@ use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
+use super::interval::{
+    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, interval_bytes, with_interval_annotations,
+};
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
 use crate::variant_array::{is_variant_field, variant_data_type};
 
@@ -172,8 +176,13 @@ impl FileSink for VariantParquetSink {
                 .collect(),
             ..auto.clone()
         });
+        let intervals = (schema.fields().iter().enumerate())
+            .filter(|(_, f)| f.data_type() == &INTERVAL_TYPE)
+            .map(|(i, _)| i)
+            .collect();
         let files = Arc::new(FileSetup {
             schema,
+            intervals,
             options: self.options.clone(),
             sorted_by: self.sorted_by.clone(),
             auto,
@@ -230,6 +239,8 @@ pub struct AutoShredding {
 struct FileSetup {
     /// The output schema (explicitly shredded columns already shredded).
     schema: SchemaRef,
+    /// The `Interval(MonthDayNano)` columns (indexes), written as `INTERVAL`.
+    intervals: Vec<usize>,
     options: TableParquetOptions,
     sorted_by: Vec<(String, bool, bool)>,
     auto: Option<AutoShredding>,
@@ -270,12 +281,16 @@ impl FileSetup {
         let mut rows = 0;
         for batch in sample {
             rows += batch.num_rows() as u64;
-            writer.write(&shred(&batch, &schema, &shredding)?).await?;
+            writer
+                .write(&self.file_batch(&batch, &schema, &shredding)?)
+                .await?;
         }
         reservation.try_resize(writer.memory_size())?;
         while let Some(batch) = rx.recv().await {
             rows += batch.num_rows() as u64;
-            writer.write(&shred(&batch, &schema, &shredding)?).await?;
+            writer
+                .write(&self.file_batch(&batch, &schema, &shredding)?)
+                .await?;
             reservation.try_resize(writer.memory_size())?;
         }
         writer.close().await?;
@@ -308,18 +323,25 @@ impl FileSetup {
         Ok(out)
     }
 
-    /// The file's Arrow schema: the output schema with the automatic columns shredded.
+    /// The file's Arrow schema: the output schema with the automatic columns shredded, and the
+    /// intervals as their 12 bytes.
     fn file_schema(&self, shredding: &[(usize, DataType)]) -> Result<SchemaRef> {
-        if shredding.is_empty() {
+        if shredding.is_empty() && self.intervals.is_empty() {
             return Ok(Arc::clone(&self.schema));
         }
         let mut fields: Vec<FieldRef> = self.schema.fields().iter().cloned().collect();
-        for (i, t) in shredding {
-            let field = &fields[*i];
-            fields[*i] = Arc::new(
-                Field::new(field.name(), shredded_variant_type(t)?, field.is_nullable())
+        let mut retype = |i: usize, data_type: DataType| {
+            let field = &fields[i];
+            fields[i] = Arc::new(
+                Field::new(field.name(), data_type, field.is_nullable())
                     .with_metadata(field.metadata().clone()),
             );
+        };
+        for (i, t) in shredding {
+            retype(*i, shredded_variant_type(t)?);
+        }
+        for &i in &self.intervals {
+            retype(i, INTERVAL_BYTES_TYPE);
         }
         Ok(Arc::new(Schema::new_with_metadata(
             fields,
@@ -340,8 +362,13 @@ impl FileSetup {
         let converted = ArrowSchemaConverter::new()
             .with_coerce_types(properties.coerce_types())
             .convert(schema)?;
-        let parquet_schema =
-            SchemaDescriptor::new(with_variant_version(converted.root_schema_ptr())?);
+        let intervals: Vec<&str> = (self.intervals.iter())
+            .map(|&i| schema.field(i).name().as_str())
+            .collect();
+        let parquet_schema = SchemaDescriptor::new(with_interval_annotations(
+            with_variant_version(converted.root_schema_ptr())?,
+            &intervals,
+        )?);
         let properties = properties
             .into_builder()
             .set_sorting_columns(sorting_columns(&self.sorted_by, &parquet_schema))
@@ -406,20 +433,27 @@ fn text_as_views(schema: &SchemaRef) -> SchemaRef {
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
-/// `batch` with the columns `shredding` names shredded, as `schema` says.
-fn shred(
-    batch: &RecordBatch,
-    schema: &SchemaRef,
-    shredding: &[(usize, DataType)],
-) -> Result<RecordBatch> {
-    if shredding.is_empty() {
-        return Ok(batch.clone());
+impl FileSetup {
+    /// `batch` as the file has it (`schema`): the columns `shredding` names shredded, the
+    /// intervals as their `INTERVAL` bytes.
+    fn file_batch(
+        &self,
+        batch: &RecordBatch,
+        schema: &SchemaRef,
+        shredding: &[(usize, DataType)],
+    ) -> Result<RecordBatch> {
+        if shredding.is_empty() && self.intervals.is_empty() {
+            return Ok(batch.clone());
+        }
+        let mut columns = batch.columns().to_vec();
+        for (i, t) in shredding {
+            columns[*i] = shred_variant(&columns[*i], t)?;
+        }
+        for &i in &self.intervals {
+            columns[i] = interval_bytes(&columns[i], schema.field(i).name())?;
+        }
+        Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
     }
-    let mut columns = batch.columns().to_vec();
-    for (i, t) in shredding {
-        columns[*i] = shred_variant(&columns[*i], t)?;
-    }
-    Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
 }
 
 /// The sorted-by columns as Parquet sorting columns (leaf column indexes of `schema`); None

@@ -42,6 +42,7 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
+use super::interval::{IntervalReaderFactory, interval_columns};
 use super::pruning::{VariantPruning, variant_path_call};
 use super::shredded_get::{ShreddedRead, clipped_type};
 use crate::codec::VariantPath;
@@ -108,6 +109,20 @@ impl VariantParquetSource {
         paths
     }
 
+    /// The wrapped source, opening files through an [`IntervalReaderFactory`] when the table
+    /// has `INTERVAL` columns (and the files are not encrypted: a footer rebuilt without its
+    /// decryptor could not be read).
+    fn opened_through(&self, store: &Arc<dyn ObjectStore>) -> ParquetSource {
+        let columns = interval_columns(self.inner.table_schema().table_schema());
+        if columns.is_empty() || !self.per_file_work() {
+            return self.inner.clone();
+        }
+        let factory = IntervalReaderFactory::new(reader_factory(&self.inner, store), columns);
+        self.inner
+            .clone()
+            .with_parquet_file_reader_factory(Arc::new(factory))
+    }
+
     /// Whether the per-file work can run: not for encrypted files (their footers need the
     /// decryption properties the opener has).
     fn per_file_work(&self) -> bool {
@@ -126,7 +141,7 @@ impl FileSource for VariantParquetSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> Result<Arc<dyn datafusion::datasource::physical_plan::FileOpener>> {
-        self.inner
+        self.opened_through(&object_store)
             .create_file_opener(object_store, base_config, partition)
     }
 
@@ -145,31 +160,20 @@ impl FileSource for VariantParquetSource {
         };
         let table_schema = self.inner.table_schema().table_schema();
         let pruning = VariantPruning::try_new(self.inner.filter().as_ref(), table_schema)?;
+        let source = self.opened_through(&object_store);
         let Some(adapter) = adapter.filter(|_| self.per_file_work()) else {
-            return self
-                .inner
-                .create_morselizer(object_store, base_config, partition);
+            return source.create_morselizer(object_store, base_config, partition);
         };
         if variant_column_names(table_schema).is_empty() {
-            return self
-                .inner
-                .create_morselizer(object_store, base_config, partition);
+            return source.create_morselizer(object_store, base_config, partition);
         }
         let mut template = base_config.clone();
         template.file_groups = vec![];
-        let reader_factory = self
-            .inner
-            .parquet_file_reader_factory()
-            .cloned()
-            .unwrap_or_else(|| {
-                Arc::new(DefaultParquetFileReaderFactory::new(Arc::clone(
-                    &object_store,
-                )))
-            });
+        let reader_factory = reader_factory(&source, &object_store);
         let metrics = self.inner.metrics();
         Ok(Box::new(VariantMorselizer {
             shared: Arc::new(Shared {
-                source: self.inner.clone(),
+                source,
                 object_store,
                 template,
                 partition,
@@ -315,6 +319,17 @@ impl FileSource for VariantParquetSource {
     ) -> Result<TreeNodeRecursion> {
         self.inner.apply_expressions(f)
     }
+}
+
+/// The factory `source` opens files with: its own, or DataFusion's default over `store`.
+fn reader_factory(
+    source: &ParquetSource,
+    store: &Arc<dyn ObjectStore>,
+) -> Arc<dyn ParquetFileReaderFactory> {
+    source
+        .parquet_file_reader_factory()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(DefaultParquetFileReaderFactory::new(Arc::clone(store))))
 }
 
 /// What every file of one partition's scan shares.

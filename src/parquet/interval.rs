@@ -1,0 +1,434 @@
+//! Parquet `INTERVAL` read exactly, as `Interval(MonthDayNano)`.
+//!
+//! `INTERVAL` is a `FIXED_LEN_BYTE_ARRAY(12)` of three little-endian unsigned 32-bit numbers:
+//! months, days and milliseconds. The parquet crate's Arrow reader turns it into
+//! `Interval(DayTime)` (months dropped) or `Interval(YearMonth)` (days and milliseconds dropped)
+//! and cannot decode `Interval(MonthDayNano)`. So:
+//!
+//! - the table schema gives such a top-level column `Interval(MonthDayNano)` (see
+//!   [`super::logical_types`]);
+//! - the scan's files are opened through [`IntervalReaderFactory`], whose readers hand the opener
+//!   a footer in which those columns are plain 12-byte values, without statistics (the format
+//!   defines no order on `INTERVAL`, so none may prune);
+//! - the per-file expression adapter reads each such column through [`IntervalFromParquet`],
+//!   which converts the bytes exactly (milliseconds to nanoseconds). A month or day count past
+//!   `i32::MAX` has no `Interval(MonthDayNano)` value and is an error, not a wrapped number.
+//!
+//! Writing (our Parquet sink) goes the other way: an `Interval(MonthDayNano)` column is written
+//! as an `INTERVAL` column when every value fits (months, days and milliseconds non-negative,
+//! whole milliseconds, milliseconds within `u32`), and the write fails with an error naming the
+//! first value that does not (as DuckDB refuses negative intervals; it truncates sub-millisecond
+//! parts, which would be a silent loss). The footer's Arrow schema gives the column as
+//! `FixedSizeBinary(12)`, as other readers (pyarrow) read `INTERVAL`.
+use std::fmt;
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, FixedSizeBinaryArray, IntervalMonthDayNanoArray, RecordBatch,
+};
+use datafusion::arrow::datatypes::IntervalMonthDayNanoType;
+use datafusion::arrow::datatypes::{
+    DataType, Field, FieldRef, IntervalMonthDayNano, IntervalUnit, Schema,
+};
+use datafusion::common::stats::Precision;
+use datafusion::common::{Result, Statistics, exec_err};
+use datafusion::datasource::physical_plan::parquet::ParquetFileReaderFactory;
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion_datasource::PartitionedFile;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::AsyncFileReader;
+use parquet::basic::{ConvertedType, Type as PhysicalType};
+use parquet::file::metadata::{
+    FileMetaData, ParquetMetaData, ParquetMetaDataBuilder, RowGroupMetaData,
+};
+use parquet::file::page_index::column_index::ColumnIndexMetaData;
+use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
+
+/// The Arrow type an `INTERVAL` column is read as.
+pub const INTERVAL_TYPE: DataType = DataType::Interval(IntervalUnit::MonthDayNano);
+
+/// The Arrow type of an `INTERVAL` column's bytes.
+pub(crate) const INTERVAL_BYTES_TYPE: DataType = DataType::FixedSizeBinary(12);
+
+/// The top-level `Interval(MonthDayNano)` columns of a table schema: those read from `INTERVAL`.
+pub(crate) fn interval_columns(schema: &Schema) -> Arc<[String]> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| f.data_type() == &INTERVAL_TYPE)
+        .map(|f| f.name().clone())
+        .collect()
+}
+
+/// `stats` without the minimum, maximum and sum of the `Interval(MonthDayNano)` columns of
+/// `schema` (the parquet crate would give them as `Interval(DayTime)`, months dropped).
+pub(crate) fn without_interval_ranges(mut stats: Statistics, schema: &Schema) -> Statistics {
+    for (field, column) in schema.fields().iter().zip(&mut stats.column_statistics) {
+        if field.data_type() == &INTERVAL_TYPE {
+            column.min_value = Precision::Absent;
+            column.max_value = Precision::Absent;
+            column.sum_value = Precision::Absent;
+        }
+    }
+    stats
+}
+
+/// Opens files through another factory, with readers whose footers show the top-level
+/// `INTERVAL` columns named in `columns` as plain `FIXED_LEN_BYTE_ARRAY(12)`.
+#[derive(Debug)]
+pub(crate) struct IntervalReaderFactory {
+    inner: Arc<dyn ParquetFileReaderFactory>,
+    columns: Arc<[String]>,
+}
+
+impl IntervalReaderFactory {
+    /// Wraps `inner`, for the columns `columns`.
+    pub(crate) fn new(inner: Arc<dyn ParquetFileReaderFactory>, columns: Arc<[String]>) -> Self {
+        Self { inner, columns }
+    }
+}
+
+impl ParquetFileReaderFactory for IntervalReaderFactory {
+    fn create_reader(
+        &self,
+        partition_index: usize,
+        partitioned_file: PartitionedFile,
+        metadata_size_hint: Option<usize>,
+        metrics: &ExecutionPlanMetricsSet,
+    ) -> Result<Box<dyn AsyncFileReader + Send>> {
+        Ok(Box::new(IntervalReader {
+            inner: self.inner.create_reader(
+                partition_index,
+                partitioned_file,
+                metadata_size_hint,
+                metrics,
+            )?,
+            columns: Arc::clone(&self.columns),
+        }))
+    }
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A reader whose footer shows its `INTERVAL` columns as plain 12-byte values.
+struct IntervalReader {
+    inner: Box<dyn AsyncFileReader + Send>,
+    columns: Arc<[String]>,
+}
+
+impl AsyncFileReader for IntervalReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        self.inner.get_bytes(range)
+    }
+
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        self.inner.get_byte_ranges(ranges)
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        Box::pin(async move {
+            let metadata = self.inner.get_metadata(options).await?;
+            without_interval_annotations(metadata, &self.columns)
+        })
+    }
+}
+
+/// True for a top-level primitive `INTERVAL` column named in `columns`.
+fn is_interval_column(field: &Type, columns: &[String]) -> bool {
+    field.is_primitive()
+        && field.get_basic_info().converted_type() == ConvertedType::INTERVAL
+        && columns.iter().any(|c| c == field.name())
+}
+
+/// `metadata` with the top-level `INTERVAL` columns named in `columns` as plain
+/// `FIXED_LEN_BYTE_ARRAY(12)` columns without statistics (as it is when it has none).
+fn without_interval_annotations(
+    metadata: Arc<ParquetMetaData>,
+    columns: &[String],
+) -> parquet::errors::Result<Arc<ParquetMetaData>> {
+    let file = metadata.file_metadata();
+    let root = file.schema_descr().root_schema();
+    if !root
+        .get_fields()
+        .iter()
+        .any(|f| is_interval_column(f, columns))
+    {
+        return Ok(metadata);
+    }
+    let mut fields: Vec<TypePtr> = Vec::with_capacity(root.get_fields().len());
+    for field in root.get_fields() {
+        if !is_interval_column(field, columns) {
+            fields.push(Arc::clone(field));
+            continue;
+        }
+        let info = field.get_basic_info();
+        let mut plain =
+            Type::primitive_type_builder(field.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
+                .with_repetition(info.repetition())
+                .with_length(12);
+        if info.has_id() {
+            plain = plain.with_id(Some(info.id()));
+        }
+        fields.push(Arc::new(plain.build()?));
+    }
+    let schema = Arc::new(SchemaDescriptor::new(Arc::new(
+        Type::group_type_builder(root.name())
+            .with_fields(fields)
+            .build()?,
+    )));
+    // the leaves that lose their statistics
+    let plain: Vec<bool> = (0..schema.num_columns())
+        .map(|i| {
+            let old = file.schema_descr().column(i);
+            old.converted_type() == ConvertedType::INTERVAL
+                && schema.column(i).converted_type() == ConvertedType::NONE
+        })
+        .collect();
+    let mut row_groups = Vec::with_capacity(metadata.num_row_groups());
+    for row_group in metadata.row_groups() {
+        let mut columns = Vec::with_capacity(row_group.num_columns());
+        for (column, plain) in row_group.columns().iter().zip(&plain) {
+            columns.push(if *plain {
+                column.clone().into_builder().clear_statistics().build()?
+            } else {
+                column.clone()
+            });
+        }
+        let mut builder = RowGroupMetaData::builder(Arc::clone(&schema))
+            .set_num_rows(row_group.num_rows())
+            .set_total_byte_size(row_group.total_byte_size())
+            .set_sorting_columns(row_group.sorting_columns().cloned())
+            .set_column_metadata(columns);
+        if let Some(ordinal) = row_group.ordinal() {
+            builder = builder.set_ordinal(ordinal);
+        }
+        if let Some(offset) = row_group.file_offset() {
+            builder = builder.set_file_offset(offset);
+        }
+        row_groups.push(builder.build()?);
+    }
+    let file = FileMetaData::new(
+        file.version(),
+        file.num_rows(),
+        file.created_by().map(str::to_string),
+        file.key_value_metadata().cloned(),
+        schema,
+        file.column_orders().cloned(),
+    );
+    let column_index = metadata.column_index().map(|groups| {
+        groups
+            .iter()
+            .map(|columns| {
+                columns
+                    .iter()
+                    .zip(&plain)
+                    .map(|(index, plain)| {
+                        if *plain {
+                            ColumnIndexMetaData::NONE
+                        } else {
+                            index.clone()
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+    Ok(Arc::new(
+        ParquetMetaDataBuilder::new(file)
+            .set_row_groups(row_groups)
+            .set_column_index(column_index)
+            .set_offset_index(metadata.offset_index().cloned())
+            .build(),
+    ))
+}
+
+/// An `INTERVAL` column read as its 12 bytes, converted to `Interval(MonthDayNano)`.
+#[derive(Debug, Eq)]
+pub(crate) struct IntervalFromParquet {
+    child: Arc<dyn PhysicalExpr>,
+    name: String,
+}
+
+impl PartialEq for IntervalFromParquet {
+    fn eq(&self, other: &Self) -> bool {
+        self.child.eq(&other.child) && self.name == other.name
+    }
+}
+
+impl Hash for IntervalFromParquet {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.child.hash(state);
+        self.name.hash(state);
+    }
+}
+
+impl IntervalFromParquet {
+    /// Converts the 12-byte values `child` gives, of the column `name`.
+    pub(crate) fn new(child: Arc<dyn PhysicalExpr>, name: &str) -> Self {
+        Self {
+            child,
+            name: name.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for IntervalFromParquet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "parquet_interval({})", self.child)
+    }
+}
+
+impl PhysicalExpr for IntervalFromParquet {
+    fn return_field(&self, input_schema: &Schema) -> Result<FieldRef> {
+        let child = self.child.return_field(input_schema)?;
+        Ok(Arc::new(Field::new(
+            child.name(),
+            INTERVAL_TYPE,
+            child.is_nullable(),
+        )))
+    }
+
+    fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
+        let input = self.child.evaluate(batch)?.into_array(batch.num_rows())?;
+        let Some(bytes) = input
+            .as_fixed_size_binary_opt()
+            .filter(|b| b.value_length() == 12)
+        else {
+            return exec_err!(
+                "INTERVAL column {} is {} in this file, not 12-byte values",
+                self.name,
+                input.data_type()
+            );
+        };
+        let mut values = Vec::with_capacity(bytes.len());
+        let data = &bytes.value_data()[..bytes.len() * 12];
+        for (i, value) in data.chunks_exact(12).enumerate() {
+            let part = |n: usize| u32::from_le_bytes(value[4 * n..4 * n + 4].try_into().unwrap());
+            let (months, days, millis) = (part(0), part(1), part(2));
+            let (Ok(months), Ok(days)) = (i32::try_from(months), i32::try_from(days)) else {
+                if bytes.is_null(i) {
+                    values.push(IntervalMonthDayNano::ZERO);
+                    continue;
+                }
+                return exec_err!(
+                    "INTERVAL column {}: {months} months and {days} days do not fit an interval \
+                     (at most {} each)",
+                    self.name,
+                    i32::MAX
+                );
+            };
+            values.push(IntervalMonthDayNano::new(
+                months,
+                days,
+                millis as i64 * 1_000_000,
+            ));
+        }
+        Ok(ColumnarValue::Array(Arc::new(
+            IntervalMonthDayNanoArray::new(values.into(), bytes.nulls().cloned()),
+        )))
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![&self.child]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        Ok(Arc::new(Self {
+            child: Arc::clone(&children[0]),
+            name: self.name.clone(),
+        }))
+    }
+
+    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The `INTERVAL` bytes of the `Interval(MonthDayNano)` column `name` (`column`); an error for
+/// the first value `INTERVAL` cannot hold.
+pub(crate) fn interval_bytes(column: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    let Some(intervals) = column.as_primitive_opt::<IntervalMonthDayNanoType>() else {
+        return exec_err!("INTERVAL column {name} is {}", column.data_type());
+    };
+    let mut bytes = Vec::with_capacity(intervals.len() * 12);
+    for (i, v) in intervals.values().iter().enumerate() {
+        let millis = v.nanoseconds / 1_000_000;
+        let parts = (
+            u32::try_from(v.months),
+            u32::try_from(v.days),
+            u32::try_from(millis),
+        );
+        match parts {
+            (Ok(months), Ok(days), Ok(millis)) if v.nanoseconds % 1_000_000 == 0 => {
+                bytes.extend_from_slice(&months.to_le_bytes());
+                bytes.extend_from_slice(&days.to_le_bytes());
+                bytes.extend_from_slice(&millis.to_le_bytes());
+            }
+            _ if intervals.is_null(i) => bytes.extend_from_slice(&[0; 12]),
+            _ => {
+                return exec_err!(
+                    "cannot write {} months {} days {} nanoseconds to the Parquet INTERVAL \
+                     column {name}: INTERVAL holds non-negative months, days and whole \
+                     milliseconds (at most {} of each)",
+                    v.months,
+                    v.days,
+                    v.nanoseconds,
+                    u32::MAX
+                );
+            }
+        }
+    }
+    Ok(Arc::new(FixedSizeBinaryArray::try_new(
+        12,
+        bytes.into(),
+        intervals.nulls().cloned(),
+    )?))
+}
+
+/// `root` (a file's Parquet schema) with its top-level columns named in `names` annotated
+/// `INTERVAL`.
+pub(crate) fn with_interval_annotations(root: TypePtr, names: &[&str]) -> Result<TypePtr> {
+    if names.is_empty() {
+        return Ok(root);
+    }
+    let fields = root
+        .get_fields()
+        .iter()
+        .map(|f| {
+            if !f.is_primitive() || !names.contains(&f.name()) {
+                return Ok(Arc::clone(f));
+            }
+            let info = f.get_basic_info();
+            let mut interval =
+                Type::primitive_type_builder(f.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
+                    .with_repetition(info.repetition())
+                    .with_length(12)
+                    .with_converted_type(ConvertedType::INTERVAL);
+            if info.has_id() {
+                interval = interval.with_id(Some(info.id()));
+            }
+            Ok(Arc::new(interval.build()?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(
+        Type::group_type_builder(root.name())
+            .with_fields(fields)
+            .build()?,
+    ))
+}
