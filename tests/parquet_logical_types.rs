@@ -782,6 +782,33 @@ async fn interval_months_or_days_past_i32_are_an_error() {
     }
 }
 
+#[tokio::test]
+async fn declared_interval_columns_read_only_interval_bytes() {
+    let ctx = ctx();
+    let interval = interval_file(&[&[Some((14, 3, 4500)), None]], true);
+    // a plain FIXED_LEN_BYTE_ARRAY(12), not an INTERVAL
+    let plain = interval_file_as(&[&[Some((14, 3, 4500)), None]], true, "");
+    for (name, path) in [("interval", &interval), ("plain", &plain)] {
+        ctx.sql(&format!(
+            "CREATE EXTERNAL TABLE {name} (id INT, iv INTERVAL) STORED AS PARQUET \
+             LOCATION '{}'",
+            path.display()
+        ))
+        .await
+        .unwrap();
+    }
+    let (schema, batches) = collect(&ctx, "SELECT iv FROM interval ORDER BY id").await;
+    assert_eq!(
+        cells(&schema, &batches)["iv"],
+        ["14 mons 3 days 4.500000000 secs", "NULL"]
+    );
+    let err = match ctx.sql("SELECT iv FROM plain").await {
+        Ok(df) => df.collect().await.unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(err.to_string().contains("FixedSizeBinary(12)"), "{err}");
+}
+
 /// Rewrites the footer of the file at `path` so that its column `iv`, written as a plain
 /// `FIXED_LEN_BYTE_ARRAY(12)` with statistics, is annotated `INTERVAL`: a file with `INTERVAL`
 /// statistics, which the parquet crate's writer leaves out (the format defines no order on

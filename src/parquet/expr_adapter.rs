@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StructArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, IntervalUnit, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, exec_err};
 use datafusion::logical_expr::ColumnarValue;
@@ -23,7 +23,9 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 
 use super::facts::FileFacts;
-use super::interval::{INTERVAL_TYPE, IntervalFromParquet};
+use super::interval::{
+    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, is_marked_interval,
+};
 use super::shredded_get::ShreddedGetExpr;
 use crate::functions::to_json::ToJson;
 use crate::functions::try_variant_get::TryVariantGet;
@@ -151,10 +153,23 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
                 // an INTERVAL column, read as its bytes (see `super::interval`)
                 Some(physical)
                     if field.data_type() == &INTERVAL_TYPE
-                        && physical.data_type() == &DataType::FixedSizeBinary(12) =>
+                        && physical.data_type() == &INTERVAL_BYTES_TYPE
+                        && is_marked_interval(&physical_file_schema, field.name()) =>
                 {
                     intervals.insert(field.name().clone());
                     logical_for_inner.push(Arc::new(physical.clone()));
+                }
+                // one the parquet crate decoded itself, dropping months or days
+                Some(physical)
+                    if field.data_type() == &INTERVAL_TYPE
+                        && matches!(physical.data_type(), DataType::Interval(unit) if unit != &IntervalUnit::MonthDayNano) =>
+                {
+                    return exec_err!(
+                        "the INTERVAL column {} of this file can only be read as {}, which drops \
+                         months or days (encrypted files are read by DataFusion's reader)",
+                        field.name(),
+                        physical.data_type()
+                    );
                 }
                 // (a table that declares `typed_value` itself reads the file's layout as it is)
                 Some(physical)

@@ -27,7 +27,6 @@ use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use parquet::file::metadata::PageIndexPolicy;
 
-use super::ShreddingOptions;
 use super::expr_adapter::VariantExprAdapterFactory;
 use super::interval::{INTERVAL_TYPE, without_interval_ranges};
 use super::logical_types::{
@@ -40,6 +39,7 @@ use super::variant_columns::{
     VariantColumns, VariantMark, collect_variant_columns, with_unshredded_variant_types,
     with_variant_extension,
 };
+use super::{ShreddingOptions, is_encrypted};
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
 ///
@@ -327,7 +327,7 @@ impl FileFormat for VariantParquetFormat {
         // variant columns go through our sink (VARIANT annotations with a spec version), and
         // intervals (which the parquet crate cannot write), unless the files are encrypted,
         // which only DataFusion's sink does
-        let encrypted = self.inner.options().crypto.file_encryption.is_some();
+        let encrypted = is_encrypted(self.inner.options());
         if !encrypted
             && conf
                 .output_schema

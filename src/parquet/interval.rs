@@ -10,6 +10,9 @@
 //! - the scan's files are opened through [`IntervalReaderFactory`], whose readers hand the opener
 //!   a footer in which those columns are plain 12-byte values, without statistics (the format
 //!   defines no order on `INTERVAL`, so none may prune);
+//!   (only for scans that use our expression adapter, and not for encrypted files, whose
+//!   footers cannot be rebuilt without their decryptor: there the parquet crate's lossy reading
+//!   is refused with an error);
 //! - the per-file expression adapter reads each such column through [`IntervalFromParquet`],
 //!   which converts the bytes exactly (milliseconds to nanoseconds). A month or day count past
 //!   `i32::MAX` has no `Interval(MonthDayNano)` value and is an error, not a wrapped number.
@@ -46,7 +49,7 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::basic::{ConvertedType, Type as PhysicalType};
 use parquet::file::metadata::{
-    FileMetaData, ParquetMetaData, ParquetMetaDataBuilder, RowGroupMetaData,
+    FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder, RowGroupMetaData,
 };
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
@@ -146,6 +149,34 @@ impl AsyncFileReader for IntervalReader {
     }
 }
 
+/// `field` (a top-level leaf) as a `FIXED_LEN_BYTE_ARRAY(12)` annotated `converted` (`INTERVAL`,
+/// or `NONE` for plain bytes), with its repetition and id.
+fn interval_leaf(field: &Type, converted: ConvertedType) -> parquet::errors::Result<Type> {
+    let info = field.get_basic_info();
+    let mut leaf = Type::primitive_type_builder(field.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
+        .with_repetition(info.repetition())
+        .with_length(12)
+        .with_converted_type(converted);
+    if info.has_id() {
+        leaf = leaf.with_id(Some(info.id()));
+    }
+    leaf.build()
+}
+
+/// The key of the key-value entry by which a footer [`IntervalReader`] rewrote marks column
+/// `name` as `INTERVAL` bytes (it reaches the Arrow schema's metadata): the adapter converts only
+/// marked columns, not a plain 12-byte column of a file under a table that declares `INTERVAL`.
+fn interval_bytes_mark(name: &str) -> String {
+    format!("datafusion_parquet_variant.interval_bytes:{name}")
+}
+
+/// True when the Arrow schema of a file's footer marks column `name` as `INTERVAL` bytes.
+pub(crate) fn is_marked_interval(file_schema: &Schema, name: &str) -> bool {
+    file_schema
+        .metadata()
+        .contains_key(&interval_bytes_mark(name))
+}
+
 /// True for a top-level primitive `INTERVAL` column named in `columns`.
 fn is_interval_column(field: &Type, columns: &[String]) -> bool {
     field.is_primitive()
@@ -169,20 +200,17 @@ fn without_interval_annotations(
         return Ok(metadata);
     }
     let mut fields: Vec<TypePtr> = Vec::with_capacity(root.get_fields().len());
+    let mut marks = file.key_value_metadata().cloned().unwrap_or_default();
     for field in root.get_fields() {
         if !is_interval_column(field, columns) {
             fields.push(Arc::clone(field));
             continue;
         }
-        let info = field.get_basic_info();
-        let mut plain =
-            Type::primitive_type_builder(field.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
-                .with_repetition(info.repetition())
-                .with_length(12);
-        if info.has_id() {
-            plain = plain.with_id(Some(info.id()));
-        }
-        fields.push(Arc::new(plain.build()?));
+        fields.push(Arc::new(interval_leaf(field, ConvertedType::NONE)?));
+        marks.push(KeyValue::new(
+            interval_bytes_mark(field.name()),
+            "INTERVAL".to_string(),
+        ));
     }
     let schema = Arc::new(SchemaDescriptor::new(Arc::new(
         Type::group_type_builder(root.name())
@@ -224,7 +252,7 @@ fn without_interval_annotations(
         file.version(),
         file.num_rows(),
         file.created_by().map(str::to_string),
-        file.key_value_metadata().cloned(),
+        Some(marks),
         schema,
         file.column_orders().cloned(),
     );
@@ -414,16 +442,7 @@ pub(crate) fn with_interval_annotations(root: TypePtr, names: &[&str]) -> Result
             if !f.is_primitive() || !names.contains(&f.name()) {
                 return Ok(Arc::clone(f));
             }
-            let info = f.get_basic_info();
-            let mut interval =
-                Type::primitive_type_builder(f.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
-                    .with_repetition(info.repetition())
-                    .with_length(12)
-                    .with_converted_type(ConvertedType::INTERVAL);
-            if info.has_id() {
-                interval = interval.with_id(Some(info.id()));
-            }
-            Ok(Arc::new(interval.build()?))
+            Ok(Arc::new(interval_leaf(f, ConvertedType::INTERVAL)?))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(

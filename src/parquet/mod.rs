@@ -35,6 +35,8 @@ pub mod variant_columns;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use datafusion::common::config::TableParquetOptions;
+
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::Result;
 use datafusion::datasource::file_format::FileFormatFactory;
@@ -82,4 +84,14 @@ pub async fn register_parquet_table(ctx: &SessionContext, name: &str, path: &str
     let options = ListingOptions::new(format).with_file_extension(".parquet");
     ctx.register_listing_table(name, path, options, None, None)
         .await
+}
+
+/// True when `options` encrypt or decrypt the files, with given properties or through an
+/// encryption factory: only DataFusion's own reader and sink do that, so our per-file work (which
+/// reads and rebuilds footers) and our sink stand aside.
+pub(crate) fn is_encrypted(options: &TableParquetOptions) -> bool {
+    let crypto = &options.crypto;
+    crypto.file_encryption.is_some()
+        || crypto.file_decryption.is_some()
+        || crypto.factory_id.is_some()
 }

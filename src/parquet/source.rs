@@ -43,6 +43,7 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
 use super::interval::{IntervalReaderFactory, interval_columns};
+use super::is_encrypted;
 use super::pruning::{VariantPruning, variant_path_call};
 use super::shredded_get::{ShreddedRead, clipped_type};
 use crate::codec::VariantPath;
@@ -110,11 +111,15 @@ impl VariantParquetSource {
     }
 
     /// The wrapped source, opening files through an [`IntervalReaderFactory`] when the table
-    /// has `INTERVAL` columns (and the files are not encrypted: a footer rebuilt without its
-    /// decryptor could not be read).
-    fn opened_through(&self, store: &Arc<dyn ObjectStore>) -> ParquetSource {
+    /// has `INTERVAL` columns and the scan converts them with our adapter (not for encrypted
+    /// files: a footer rebuilt without its decryptor could not be read).
+    fn opened_through(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        config: &FileScanConfig,
+    ) -> ParquetSource {
         let columns = interval_columns(self.inner.table_schema().table_schema());
-        if columns.is_empty() || !self.per_file_work() {
+        if columns.is_empty() || !self.per_file_work() || self.our_adapter(config).is_none() {
             return self.inner.clone();
         }
         let factory = IntervalReaderFactory::new(reader_factory(&self.inner, store), columns);
@@ -126,11 +131,18 @@ impl VariantParquetSource {
     /// Whether the per-file work can run: not for encrypted files (their footers need the
     /// decryption properties the opener has).
     fn per_file_work(&self) -> bool {
-        self.inner
-            .table_parquet_options()
-            .crypto
-            .file_decryption
-            .is_none()
+        !is_encrypted(self.inner.table_parquet_options())
+    }
+
+    /// The expression adapter factory the format installed, when `config`'s scan uses it (not
+    /// when a table configured another one).
+    fn our_adapter(&self, config: &FileScanConfig) -> Option<&Arc<VariantExprAdapterFactory>> {
+        match (&self.adapter, &config.expr_adapter_factory) {
+            (Some(ours), Some(used)) if std::ptr::addr_eq(Arc::as_ptr(ours), Arc::as_ptr(used)) => {
+                Some(ours)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -141,7 +153,7 @@ impl FileSource for VariantParquetSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> Result<Arc<dyn datafusion::datasource::physical_plan::FileOpener>> {
-        self.opened_through(&object_store)
+        self.opened_through(&object_store, base_config)
             .create_file_opener(object_store, base_config, partition)
     }
 
@@ -151,16 +163,10 @@ impl FileSource for VariantParquetSource {
         base_config: &FileScanConfig,
         partition: usize,
     ) -> Result<Box<dyn Morselizer>> {
-        // the scan's adapter, if it is the one the format installed
-        let adapter = match (&self.adapter, &base_config.expr_adapter_factory) {
-            (Some(ours), Some(used)) if std::ptr::addr_eq(Arc::as_ptr(ours), Arc::as_ptr(used)) => {
-                Some(ours.as_ref().clone())
-            }
-            _ => None,
-        };
+        let adapter = self.our_adapter(base_config).map(|a| a.as_ref().clone());
         let table_schema = self.inner.table_schema().table_schema();
         let pruning = VariantPruning::try_new(self.inner.filter().as_ref(), table_schema)?;
-        let source = self.opened_through(&object_store);
+        let source = self.opened_through(&object_store, base_config);
         let Some(adapter) = adapter.filter(|_| self.per_file_work()) else {
             return source.create_morselizer(object_store, base_config, partition);
         };

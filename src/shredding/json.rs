@@ -143,7 +143,8 @@ impl<'k> JsonWriter<'k, '_> {
             ));
         }
         if fields.len() > typed && typed > 0 {
-            fields.sort_unstable_by(|a, b| a.key().cmp(b.key()));
+            // (stable, as the reassembly's: duplicate keys of invalid input keep one order)
+            fields.sort_by(|a, b| a.key().cmp(b.key()));
         }
         out.push(b'{');
         for (n, field) in fields.iter().enumerate() {
@@ -408,8 +409,10 @@ mod tests {
                 object(&[(a, 2), (c, 1)]),
                 // a residual alone, out of order: written in its stored order
                 object(&[(c, 1), (a, 2)]),
+                // `b` in the residual is skipped even where the shredded `b` is missing
+                object(&[(a, 2), (b, 9)]),
             ],
-            vec![Some(5), Some(5), Some(5), None, None],
+            vec![Some(5), Some(5), Some(5), None, None, None],
         );
         let json = shredded_to_json("to_json", &array, &SessionTimeZone::utc()).unwrap();
         let rows: Vec<&str> = json.as_string::<i32>().iter().map(Option::unwrap).collect();
@@ -421,6 +424,7 @@ mod tests {
                 r#"{"a":2,"b":5}"#,
                 r#"{"a":2,"c":1}"#,
                 r#"{"c":1,"a":2}"#,
+                r#"{"a":2}"#,
             ]
         );
     }
