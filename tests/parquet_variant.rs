@@ -277,6 +277,57 @@ async fn copy_writes_a_variant_annotated_group() {
     assert_eq!(parquet_logical_type(&file, "id"), None);
 }
 
+/// Variants inside structs, lists and maps, built by `named_struct`, `make_array` and `map`
+/// (which drop the extension on the fields they make), are written as VARIANT groups and read
+/// back as variants.
+#[tokio::test]
+async fn nested_variants_are_annotated() {
+    let dir = scratch("copy-nested-variants");
+    let file = dir.join("out.parquet");
+    let ctx = ctx();
+    query(
+        &ctx,
+        &format!(
+            "COPY (SELECT id, named_struct('a', id, 'v', parse_json(j)) AS s, \
+                    make_array(parse_json(j), parse_json('[1]')) AS arr, \
+                    map(['k'], [parse_json(j)]) AS m, \
+                    named_struct('metadata', X'01', 'other', X'02') AS not_variant \
+             FROM (VALUES (1, '{{\"x\":1}}'), (2, 'null')) t(id, j)) \
+             TO '{}' STORED AS PARQUET",
+            path_str(&file)
+        ),
+    )
+    .await;
+    // s.v, the list's element and the map's value; not the struct without the variant layout
+    let text = parquet_schema_text(&file);
+    assert_eq!(text.matches("(VARIANT(Some(1)))").count(), 3, "{text}");
+    let df = ctx
+        .sql(&format!("SELECT * FROM '{}'", path_str(&file)))
+        .await
+        .unwrap();
+    let schema = df.schema().as_arrow().clone();
+    let DataType::Struct(s) = schema.field_with_name("s").unwrap().data_type() else {
+        panic!("{schema:?}");
+    };
+    assert!(is_variant_field(s.find("v").unwrap().1), "{schema:?}");
+    let batches = query(
+        &ctx,
+        &format!(
+            "SELECT id, to_json(s['v']), to_json(arr[1]), to_json(arr[2]), to_json(m['k']), \
+                    variant_get(s['v'], '$.x', 'int') FROM '{}' ORDER BY id",
+            path_str(&file)
+        ),
+    )
+    .await;
+    assert_eq!(
+        rows(&batches),
+        [
+            r#"1|{"x":1}|{"x":1}|[1]|{"x":1}|1"#,
+            "2|null|null|[1]|null|NULL"
+        ]
+    );
+}
+
 /// A partitioned COPY (the partition column left out of the files) annotates variant columns the
 /// same way.
 #[tokio::test]

@@ -11,7 +11,10 @@ Each file holds the rows of ROWS, `v` parsed by Spark's parse_json, written by S
   (spark.sql.variant.forceShreddingSchemaForTest = FORCED);
 - spark_variant_inferred.parquet: shredded with the schema Spark infers from the data
   (spark.sql.variant.inferShreddingSchema), here from OBJECT_ROWS (Spark shreds nothing when
-  the top-level values are of several kinds, as in ROWS).
+  the top-level values are of several kinds, as in ROWS);
+- spark_variant_nested.parquet: variants inside a struct, an array and a map (NESTED), which
+  Spark writes unshredded, as VARIANT groups with `value` before `metadata` (its forced
+  shredding fails on nested variants: ArrayIndexOutOfBoundsException, tried).
 """
 import glob
 import os
@@ -35,6 +38,12 @@ OBJECT_ROWS = [
      % (i, i, i % 3, i, ',"extra":true' if i % 4 == 0 else ""))
     for i in range(1, 9)
 ] + [(9, '{"user":{"id":"nine"},"tags":[9],"price":"free"}'), (10, None)]
+NESTED = (
+    "id",
+    "named_struct('a', id, 'v', parse_json(j)) AS s",
+    "array(parse_json(j), parse_json('[1]')) AS arr",
+    "map('k', parse_json(j)) AS m",
+)
 FORCED = "struct<user: struct<id: bigint, name: string>, price: decimal(4,2), tags: array<string>>"
 
 spark = (
@@ -45,10 +54,10 @@ spark = (
 )
 
 
-def write(name, settings, rows=ROWS):
+def write(name, settings, rows=ROWS, columns=("id", "parse_json(j) AS v")):
     for key, value in settings.items():
         spark.conf.set(key, value)
-    df = spark.createDataFrame(rows, "id int, j string").selectExpr("id", "parse_json(j) AS v")
+    df = spark.createDataFrame(rows, "id int, j string").selectExpr(*columns)
     out = tempfile.mkdtemp()
     df.coalesce(1).write.mode("overwrite").parquet(out + "/t")
     (part,) = glob.glob(out + "/t/part-*.parquet")
@@ -74,6 +83,19 @@ write(
     },
     OBJECT_ROWS,
 )
+write(
+    "spark_variant_nested.parquet",
+    {"spark.sql.variant.writeShredding.enabled": "true"},
+    ROWS,
+    NESTED,
+)
 for name in ["spark_variant.parquet", "spark_variant_forced.parquet", "spark_variant_inferred.parquet"]:
     back = spark.read.parquet(os.path.join(HERE, name)).orderBy("id")
     print(name, [(r.id, None if r.v is None else r.v.toJson()) for r in back.collect()])
+back = spark.read.parquet(os.path.join(HERE, "spark_variant_nested.parquet")).orderBy("id")
+print(
+    "spark_variant_nested.parquet",
+    back.selectExpr(
+        "id", "to_json(s.v)", "to_json(arr[0])", "to_json(arr[1])", "to_json(m['k'])"
+    ).collect(),
+)

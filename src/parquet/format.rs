@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err};
@@ -36,10 +36,10 @@ use super::sink::{VariantParquetSink, has_variant_column};
 use super::source::VariantParquetSource;
 use super::staged::stage;
 use super::variant_columns::{
-    VariantColumns, VariantMark, collect_variant_columns, with_unshredded_variant_types,
-    with_variant_extension,
+    VariantColumns, collect_variant_columns, with_unshredded_variant_types, with_variant_extension,
 };
 use super::{ShreddingOptions, is_encrypted};
+use crate::variant_array::{is_variant_field, variant_extension_metadata};
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
 ///
@@ -316,10 +316,7 @@ impl FileFormat for VariantParquetFormat {
         order_requirements: Option<LexRequirement>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let (mut conf, staged) = stage(conf)?;
-        conf.output_schema = with_variant_extension(
-            &conf.output_schema,
-            &variant_shaped_columns(&conf.output_schema),
-        );
+        conf.output_schema = with_variant_shaped_fields(&conf.output_schema);
         let mut input = input;
         if !self.shredding.is_empty() {
             (input, conf.output_schema) = self.shredding.apply(input, &conf.output_schema)?;
@@ -379,32 +376,87 @@ pub(crate) fn with_variant_source(
     Some(DataSourceExec::from_data_source(config))
 }
 
-/// Top-level columns that have exactly the unshredded variant layout (`Struct{metadata, value}`,
-/// both binary) without carrying the extension: variants whose field metadata an expression
-/// dropped on the way (`CASE`, `coalesce`, `nullif` return plain fields). They are written as
-/// VARIANT groups like the variants they are.
-fn variant_shaped_columns(schema: &SchemaRef) -> VariantColumns {
+/// `schema` with the variant extension on every field, at any depth (in structs, lists and
+/// maps), that has exactly the unshredded variant layout (`Struct{metadata, value}`, both binary)
+/// without carrying it: variants whose field metadata an expression dropped on the way (`CASE`,
+/// `coalesce`, `nullif` return plain fields; `named_struct`, `make_array`, `map` build their
+/// fields anew). They are written as VARIANT groups like the variants they are.
+fn with_variant_shaped_fields(schema: &SchemaRef) -> SchemaRef {
+    let mut changed = false;
+    let fields: Vec<FieldRef> = (schema.fields().iter())
+        .map(|f| match marked_field(f) {
+            Some(marked) => {
+                changed = true;
+                marked
+            }
+            None => Arc::clone(f),
+        })
+        .collect();
+    if !changed {
+        return Arc::clone(schema);
+    }
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `field` with the variant extension on it or on the variant-shaped fields inside it; None when
+/// nothing changes.
+#[recursive::recursive]
+fn marked_field(field: &FieldRef) -> Option<FieldRef> {
+    let inner = marked_type(field.data_type());
+    let data_type = inner.as_ref().unwrap_or(field.data_type());
+    let mark = !is_variant_field(field) && is_unshredded_variant_layout(data_type);
+    if inner.is_none() && !mark {
+        return None;
+    }
+    let mut out = field.as_ref().clone().with_data_type(data_type.clone());
+    if mark {
+        let mut metadata = field.metadata().clone();
+        metadata.extend(variant_extension_metadata());
+        out = out.with_metadata(metadata);
+    }
+    Some(Arc::new(out))
+}
+
+/// `data_type` with the variant-shaped fields inside it marked; None when nothing changes.
+fn marked_type(data_type: &DataType) -> Option<DataType> {
+    Some(match data_type {
+        DataType::Struct(children) => {
+            let marked: Vec<Option<FieldRef>> = children.iter().map(marked_field).collect();
+            if marked.iter().all(Option::is_none) {
+                return None;
+            }
+            let fields = (marked.into_iter().zip(children.iter()))
+                .map(|(m, f)| m.unwrap_or_else(|| Arc::clone(f)));
+            DataType::Struct(fields.collect())
+        }
+        DataType::List(f) => DataType::List(marked_field(f)?),
+        DataType::LargeList(f) => DataType::LargeList(marked_field(f)?),
+        DataType::ListView(f) => DataType::ListView(marked_field(f)?),
+        DataType::LargeListView(f) => DataType::LargeListView(marked_field(f)?),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(marked_field(f)?, *n),
+        DataType::Map(f, sorted) => DataType::Map(marked_field(f)?, *sorted),
+        _ => return None,
+    })
+}
+
+/// True for `Struct{metadata, value}` with both children binary.
+fn is_unshredded_variant_layout(data_type: &DataType) -> bool {
     let binary = |t: &DataType| {
         matches!(
             t,
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView
         )
     };
-    schema
-        .fields()
-        .iter()
-        .filter(|f| match f.data_type() {
-            DataType::Struct(children) => {
-                children.len() == 2
-                    && children[0].name() == "metadata"
-                    && binary(children[0].data_type())
-                    && children[1].name() == "value"
-                    && binary(children[1].data_type())
-            }
-            _ => false,
-        })
-        .map(|f| (f.name().clone(), VariantMark::Annotated))
-        .collect()
+    match data_type {
+        DataType::Struct(children) => {
+            children.len() == 2
+                && children[0].name() == "metadata"
+                && binary(children[0].data_type())
+                && children[1].name() == "value"
+                && binary(children[1].data_type())
+        }
+        _ => false,
+    }
 }
 
 /// Creates [`VariantParquetFormat`]s for the `parquet` file type: registered by

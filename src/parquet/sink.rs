@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::runtime::SpawnedTask;
@@ -442,7 +443,11 @@ impl FileSetup {
         schema: &SchemaRef,
         shredding: &[(usize, DataType)],
     ) -> Result<RecordBatch> {
-        if shredding.is_empty() && self.intervals.is_empty() {
+        // (nested fields' types can differ in metadata only: variants inside structs, lists
+        // and maps that the output schema marks, see `with_variant_shaped_fields`)
+        let same_types = (batch.columns().iter().zip(schema.fields()))
+            .all(|(c, f)| c.data_type() == f.data_type());
+        if shredding.is_empty() && self.intervals.is_empty() && same_types {
             return Ok(batch.clone());
         }
         let mut columns = batch.columns().to_vec();
@@ -451,6 +456,11 @@ impl FileSetup {
         }
         for &i in &self.intervals {
             columns[i] = interval_bytes(&columns[i], schema.field(i).name())?;
+        }
+        for (column, field) in columns.iter_mut().zip(schema.fields()) {
+            if column.data_type() != field.data_type() {
+                *column = cast(column, field.data_type())?;
+            }
         }
         Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
     }
