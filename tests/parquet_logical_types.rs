@@ -931,6 +931,108 @@ async fn interval_statistics_neither_answer_nor_prune() {
     }
 }
 
+#[tokio::test]
+async fn logical_types_inside_structs_lists_and_maps() {
+    let uuid: &[u8] = &[
+        0xf8, 0x1d, 0x4f, 0xae, 0x7d, 0xec, 0x11, 0xd0, 0xa7, 0x65, 0x00, 0xa0, 0xc9, 0x1e, 0x6b,
+        0xf6,
+    ];
+    // row 1: s = {e: red, u: uuid}, l = ['{"a":1}', NULL], mp = {k: blue}
+    // row 2: s, mp NULL; l = []
+    let path = write(
+        "nested",
+        "message m {
+            optional group s { optional binary e (ENUM); optional fixed_len_byte_array(16) u (UUID); }
+            optional group l (LIST) { repeated group list { optional binary element (JSON); } }
+            optional group mp (MAP) {
+                repeated group key_value { required binary key (UTF8); optional binary value (ENUM); }
+            }
+        }",
+        vec![
+            strs(&["red"]).def(&[2, 0]),
+            fixed(&[uuid]).def(&[2, 0]),
+            strs(&[r#"{"a":1}"#]).def(&[3, 2, 1]).rep(&[0, 1, 0]),
+            strs(&["k"]).def(&[2, 0]).rep(&[0, 0]),
+            strs(&["blue"]).def(&[3, 0]).rep(&[0, 0]),
+        ],
+    );
+    let r = read(&path).await;
+    let child = |column: &str, path: &[&str]| -> Field {
+        let mut field = r.field(column).clone();
+        for name in path {
+            field = match field.data_type() {
+                DataType::Struct(fields) => fields.find(name).unwrap().1.as_ref().clone(),
+                DataType::List(item) | DataType::Map(item, _) => item.as_ref().clone(),
+                other => panic!("{other} has no {name}"),
+            };
+        }
+        field
+    };
+    let extension = |f: &Field| f.metadata().get("ARROW:extension:name").cloned();
+    // ENUM is text, UUID and JSON carry their extensions, wherever they are
+    assert!(
+        child("s", &["e"]).data_type().is_string(),
+        "{:?}",
+        r.field("s")
+    );
+    assert_eq!(
+        extension(&child("s", &["u"])).as_deref(),
+        Some("arrow.uuid")
+    );
+    assert_eq!(
+        extension(&child("l", &["element"])).as_deref(),
+        Some("arrow.json")
+    );
+    assert!(
+        child("mp", &["key_value", "value"]).data_type().is_string(),
+        "{:?}",
+        r.field("mp")
+    );
+    let sql = format!(
+        "SELECT s['e'] AS e, l[1] AS j, to_json(parse_json(l[1])) AS parsed, mp['k'] AS v, \
+                cardinality(l) AS n FROM '{}'",
+        path.display()
+    );
+    let (schema, batches) = collect(&ctx(), &sql).await;
+    let c = cells(&schema, &batches);
+    assert_eq!(c["e"], ["red", "NULL"]);
+    assert_eq!(c["j"], [r#"{"a":1}"#, "NULL"]);
+    assert_eq!(c["parsed"], [r#"{"a":1}"#, "NULL"]);
+    assert_eq!(c["v"], ["blue", "NULL"]);
+    assert_eq!(c["n"], ["2", "0"]);
+}
+
+#[tokio::test]
+async fn logical_types_in_legacy_lists() {
+    // a two-level list (the repeated field is the element) and a bare repeated field, per the
+    // backward-compatibility rules of LogicalTypes.md; one row: l2 = [a, b], r = [c]
+    let path = write(
+        "legacy-lists",
+        "message m {
+            optional group l2 (LIST) { repeated binary el (ENUM); }
+            repeated binary r (ENUM);
+        }",
+        vec![
+            strs(&["a", "b"]).def(&[2, 2]).rep(&[0, 1]),
+            strs(&["c"]).def(&[1]).rep(&[0]),
+        ],
+    );
+    let r = read(&path).await;
+    for column in ["l2", "r"] {
+        let DataType::List(item) = r.field(column).data_type() else {
+            panic!("{:?}", r.field(column));
+        };
+        assert!(item.data_type().is_string(), "{:?}", r.field(column));
+    }
+    let sql = format!("SELECT l2[2] AS b, r[1] AS c FROM '{}'", path.display());
+    let (schema, batches) = collect(&ctx(), &sql).await;
+    let c = cells(&schema, &batches);
+    assert_eq!(
+        (c["b"].as_slice(), c["c"].as_slice()),
+        (&["b".to_string()][..], &["c".to_string()][..])
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Embedded types
 // ---------------------------------------------------------------------------------------------

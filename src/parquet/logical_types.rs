@@ -11,14 +11,16 @@
 //!   the extension metadata: `{"crs":"OGC:CRS84","edges":"spherical"}`.
 //!
 //! DataFusion drops top-level field metadata from inferred schemas (`skip_metadata`), so these
-//! are derived from the files' Parquet schemas, as the variant extension is. Only top-level
-//! primitive columns are covered.
+//! are derived from the files' Parquet schemas, as the variant extension is. They apply at any
+//! depth (fields of structs, elements of lists, keys and values of maps), except `INTERVAL`,
+//! which is read exactly only as a top-level column (nested, it stays the parquet crate's
+//! `Interval(DayTime)`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType};
-use parquet::schema::types::{SchemaDescriptor, Type};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType, Repetition};
+use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
 use super::interval::INTERVAL_TYPE;
 use crate::codec::format::write_json_string;
@@ -43,18 +45,16 @@ pub struct LogicalTypeFixup {
     pub extension: Option<(&'static str, Option<String>)>,
 }
 
-/// The fix-ups of the top-level columns of one or more Parquet files, by column name (the first
-/// file that has the column decides).
-pub type LogicalTypeFixups = BTreeMap<String, LogicalTypeFixup>;
+/// The Parquet types of the top-level columns of one or more Parquet files, by column name (the
+/// first file that has the column decides): what the fix-ups are read from.
+pub type LogicalTypeFixups = BTreeMap<String, TypePtr>;
 
-/// Adds the fix-ups of the top-level primitive columns of the Parquet schema `schema` to `out`.
+/// Adds the top-level columns of the Parquet schema `schema` to `out` (those it has already
+/// stay).
 pub fn collect_logical_type_fixups(schema: &SchemaDescriptor, out: &mut LogicalTypeFixups) {
     for field in schema.root_schema().get_fields() {
-        if out.contains_key(field.name()) {
-            continue;
-        }
-        if let Some(fixup) = fixup_of(field) {
-            out.insert(field.name().to_string(), fixup);
+        if !out.contains_key(field.name()) {
+            out.insert(field.name().to_string(), Arc::clone(field));
         }
     }
 }
@@ -120,9 +120,9 @@ fn wkb_metadata(crs: &Option<String>, edges: Option<EdgeInterpolationAlgorithm>)
     String::from_utf8(out).expect("JSON text of strings is UTF-8")
 }
 
-/// `schema` with `fixups` applied to its top-level fields: binaries read as strings where asked,
-/// extensions added where the field has none yet and its type suits the extension. Returns
-/// `schema` itself when nothing changes.
+/// `schema` with the fix-ups of `fixups`' Parquet types applied to its fields, at any depth:
+/// binaries read as strings where asked, extensions added where the field has none yet and its
+/// type suits the extension. Returns `schema` itself when nothing changes.
 pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &LogicalTypeFixups) -> SchemaRef {
     if fixups.is_empty() {
         return Arc::clone(schema);
@@ -131,21 +131,105 @@ pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &LogicalTypeFixups) 
     let fields: Vec<_> = schema
         .fields()
         .iter()
-        .map(|field| match fixups.get(field.name()) {
-            Some(fixup) => match fixed_field(field, fixup) {
+        .map(|field| {
+            match fixups
+                .get(field.name())
+                .and_then(|parquet| fixed(field, parquet, true, false))
+            {
                 Some(fixed) => {
                     changed = true;
                     Arc::new(fixed)
                 }
                 None => Arc::clone(field),
-            },
-            None => Arc::clone(field),
+            }
         })
         .collect();
     if !changed {
         return Arc::clone(schema);
     }
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `field` (the parquet crate's Arrow field for the Parquet type `parquet`) with the fix-ups of
+/// `parquet` and of the types inside it; None when nothing changes. `top`: a top-level column.
+/// `as_element`: `parquet` is a repeated field already taken as the list `field` is an element
+/// of (a legacy list is its own element).
+#[recursive::recursive]
+fn fixed(field: &Field, parquet: &Type, top: bool, as_element: bool) -> Option<Field> {
+    let list_item = |item: &FieldRef| -> Option<FieldRef> {
+        let element = list_element(parquet, as_element)?;
+        let own = std::ptr::eq(element, parquet);
+        fixed(item, element, false, own).map(Arc::new)
+    };
+    let data_type = match field.data_type() {
+        DataType::List(item) => DataType::List(list_item(item)?),
+        DataType::LargeList(item) => DataType::LargeList(list_item(item)?),
+        DataType::FixedSizeList(item, n) => DataType::FixedSizeList(list_item(item)?, *n),
+        DataType::Map(entries, sorted) => {
+            let key_value = match group_fields(parquet) {
+                [key_value] => key_value,
+                _ => return None,
+            };
+            DataType::Map(Arc::new(fixed(entries, key_value, false, true)?), *sorted)
+        }
+        DataType::Struct(children) if !parquet.is_primitive() => {
+            let fixed: Vec<Option<FieldRef>> = children
+                .iter()
+                .map(|c| {
+                    let p = group_fields(parquet)
+                        .iter()
+                        .find(|p| p.name() == c.name())?;
+                    fixed(c, p, false, false).map(Arc::new)
+                })
+                .collect();
+            if fixed.iter().all(Option::is_none) {
+                return None;
+            }
+            let fields = (fixed.into_iter().zip(children.iter()))
+                .map(|(f, c)| f.unwrap_or_else(|| Arc::clone(c)));
+            DataType::Struct(fields.collect())
+        }
+        _ if parquet.is_primitive() => {
+            let mut fixup = fixup_of(parquet)?;
+            fixup.as_interval &= top;
+            return fixed_field(field, &fixup);
+        }
+        _ => return None,
+    };
+    Some(field.clone().with_data_type(data_type))
+}
+
+/// The element type of the Parquet list `parquet`, per the backward-compatibility rules of
+/// `LogicalTypes.md`: a repeated field is its own element; in a `LIST` group, the repeated field
+/// is the element unless it is a group of one field not named `array` or `<list>_tuple`, whose
+/// field is.
+fn list_element(parquet: &Type, as_element: bool) -> Option<&Type> {
+    let info = parquet.get_basic_info();
+    if info.has_repetition() && info.repetition() == Repetition::REPEATED {
+        // (once: a repeated field taken as its own list is not a list again)
+        return (!as_element).then_some(parquet);
+    }
+    let [repeated] = group_fields(parquet) else {
+        return None;
+    };
+    match group_fields(repeated) {
+        [element]
+            if repeated.name() != "array"
+                && repeated.name() != format!("{}_tuple", parquet.name()) =>
+        {
+            Some(element)
+        }
+        _ => Some(repeated),
+    }
+}
+
+/// The fields of a Parquet group; none for a primitive (whose `get_fields` panics).
+fn group_fields(parquet: &Type) -> &[TypePtr] {
+    if parquet.is_primitive() {
+        &[]
+    } else {
+        parquet.get_fields()
+    }
 }
 
 fn fixed_field(field: &Field, fixup: &LogicalTypeFixup) -> Option<Field> {
