@@ -12,8 +12,8 @@ use datafusion::common::{Result, exec_err};
 
 use super::codec_err;
 use super::reassemble::{
-    Bytes, GroupPlan, ObjectField, Primitive, RowBuffers, Typed, is_shredded, residual_object,
-    row_metadata,
+    Bytes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, Typed, is_shredded,
+    residual_object, row_metadata,
 };
 use crate::codec::format::write_json_bytes;
 use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone};
@@ -46,7 +46,9 @@ struct JsonWriter<'k, 'tz> {
 
 impl<'k> JsonWriter<'k, '_> {
     /// Appends the JSON of `g` at row `i`; false (nothing written) when the value is missing.
-    #[recursive::recursive]
+    /// (The recursion goes through [`Self::object`] and [`Self::array`], which guard the stack,
+    /// not through each primitive.)
+    #[inline]
     fn group(
         &mut self,
         metadata: &'k [u8],
@@ -73,23 +75,41 @@ impl<'k> JsonWriter<'k, '_> {
             }
             Typed::Primitive(p) => self.primitive(p, i, out)?,
             Typed::Array(lists, element) => {
-                out.push(b'[');
-                for (n, j) in lists.range(i).enumerate() {
-                    if n > 0 {
-                        out.push(b',');
-                    }
-                    // a missing element reads as a variant null
-                    if !self.group(metadata, meta, element, j, out, depth + 1)? {
-                        out.extend_from_slice(b"null");
-                    }
-                }
-                out.push(b']');
+                self.array(metadata, meta, lists, element, i, out, depth)?
             }
         }
         Ok(true)
     }
 
+    /// Appends the shredded array of row `i`.
     #[allow(clippy::too_many_arguments)]
+    #[recursive::recursive]
+    fn array(
+        &mut self,
+        metadata: &'k [u8],
+        meta: Metadata<'k>,
+        lists: &Lists<'k>,
+        element: &'k GroupPlan<'k>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<()> {
+        out.push(b'[');
+        for (n, j) in lists.range(i).enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            // a missing element reads as a variant null
+            if !self.group(metadata, meta, element, j, out, depth + 1)? {
+                out.extend_from_slice(b"null");
+            }
+        }
+        out.push(b']');
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[recursive::recursive]
     fn object(
         &mut self,
         metadata: &'k [u8],

@@ -360,7 +360,7 @@ pub(super) struct Validity<'a>(Option<&'a NullBuffer>);
 
 impl<'a> Validity<'a> {
     pub(super) fn of(array: &'a dyn Array) -> Self {
-        Validity(array.nulls())
+        Validity(array.nulls().filter(|nulls| nulls.null_count() > 0))
     }
 
     #[inline]
@@ -377,7 +377,11 @@ impl<'a> GroupPlan<'a> {
                 DEFAULT_MAX_DEPTH,
             )));
         }
-        let value = group.column_by_name("value").map(Bytes::new).transpose()?;
+        let value_column = group.column_by_name("value");
+        let value = (value_column.map(Bytes::new).transpose()?)
+            // a column without a value in this batch (usual for shredded fields) is not read
+            // row by row
+            .filter(|_| value_column.is_some_and(|c| c.null_count() < c.len()));
         let typed = match group.column_by_name("typed_value") {
             Some(t) => Some((Validity::of(t.as_ref()), Typed::new(t, depth, slots)?)),
             None => None,
