@@ -1003,6 +1003,86 @@ async fn logical_types_inside_structs_lists_and_maps() {
 }
 
 #[tokio::test]
+async fn legacy_json_geometry_and_interval_inside_groups() {
+    // the parquet crate adds `arrow.json` for the JSON logical type, not for the legacy
+    // ConvertedType alone; it adds nothing for GEOMETRY
+    fn leaf(
+        name: &str,
+        physical: PhysicalType,
+    ) -> parquet::schema::types::PrimitiveTypeBuilder<'_> {
+        Type::primitive_type_builder(name, physical).with_repetition(Repetition::OPTIONAL)
+    }
+    let element = leaf("element", PhysicalType::BYTE_ARRAY)
+        .with_converted_type(ConvertedType::JSON)
+        .build()
+        .unwrap();
+    let list = Type::group_type_builder("list")
+        .with_repetition(Repetition::REPEATED)
+        .with_fields(vec![Arc::new(element)])
+        .build()
+        .unwrap();
+    let l = Type::group_type_builder("l")
+        .with_repetition(Repetition::OPTIONAL)
+        .with_converted_type(ConvertedType::LIST)
+        .with_fields(vec![Arc::new(list)])
+        .build()
+        .unwrap();
+    let g = leaf("g", PhysicalType::BYTE_ARRAY)
+        .with_logical_type(Some(LogicalType::geometry(None)))
+        .build()
+        .unwrap();
+    let iv = leaf("iv", PhysicalType::FIXED_LEN_BYTE_ARRAY)
+        .with_length(12)
+        .with_converted_type(ConvertedType::INTERVAL)
+        .build()
+        .unwrap();
+    let s = Type::group_type_builder("s")
+        .with_repetition(Repetition::OPTIONAL)
+        .with_fields(vec![Arc::new(g), Arc::new(iv)])
+        .build()
+        .unwrap();
+    let schema = Type::group_type_builder("m")
+        .with_fields(vec![Arc::new(l), Arc::new(s)])
+        .build()
+        .unwrap();
+    // WKB POINT (1 2)
+    let point: &[u8] = &[
+        0x01, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40,
+    ];
+    let path = write_file(
+        "nested-legacy",
+        schema,
+        vec![
+            strs(&[r#"{"a":1}"#]).def(&[3]).rep(&[0]),
+            bytes(&[point]).def(&[2]),
+            fixed(&[&interval_bytes(1, 2, 3)]).def(&[2]),
+        ],
+    );
+    let r = read(&path).await;
+    let DataType::List(element) = r.field("l").data_type() else {
+        panic!("{:?}", r.field("l"));
+    };
+    let extension = |f: &Field| f.metadata().get("ARROW:extension:name").cloned();
+    assert_eq!(extension(element).as_deref(), Some("arrow.json"));
+    let DataType::Struct(s) = r.field("s").data_type() else {
+        panic!("{:?}", r.field("s"));
+    };
+    let g = s.find("g").unwrap().1;
+    assert_eq!(extension(g).as_deref(), Some("geoarrow.wkb"));
+    assert_eq!(
+        g.metadata()
+            .get("ARROW:extension:metadata")
+            .map(String::as_str),
+        Some(r#"{"crs":"OGC:CRS84"}"#)
+    );
+    // nested, INTERVAL stays the parquet crate's Interval(DayTime) (documented)
+    assert_eq!(
+        s.find("iv").unwrap().1.data_type(),
+        &DataType::Interval(IntervalUnit::DayTime)
+    );
+}
+
+#[tokio::test]
 async fn logical_types_in_legacy_lists() {
     // a two-level list (the repeated field is the element) and a bare repeated field, per the
     // backward-compatibility rules of LogicalTypes.md; one row: l2 = [a, b], r = [c]

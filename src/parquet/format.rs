@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Fields, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err};
@@ -30,7 +30,7 @@ use parquet::file::metadata::PageIndexPolicy;
 use super::expr_adapter::VariantExprAdapterFactory;
 use super::interval::{INTERVAL_TYPE, without_interval_ranges};
 use super::logical_types::{
-    LogicalTypeFixups, collect_logical_type_fixups, with_logical_type_fixups,
+    ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
 };
 use super::sink::{VariantParquetSink, has_variant_column};
 use super::source::VariantParquetSource;
@@ -39,7 +39,7 @@ use super::variant_columns::{
     VariantColumns, collect_variant_columns, with_unshredded_variant_types, with_variant_extension,
 };
 use super::{ShreddingOptions, is_encrypted};
-use crate::variant_array::{is_variant_field, variant_extension_metadata};
+use crate::variant_array::{EXTENSION_NAME_KEY, variant_extension_metadata};
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
 ///
@@ -189,12 +189,12 @@ impl VariantParquetFormat {
         state: &dyn Session,
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
-    ) -> LogicalTypeFixups {
+    ) -> ParquetColumnTypes {
         let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
         let mut objects: Vec<_> = objects.iter().collect();
         // the first file (in DataFusion's inference order) that has a column decides
         objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
-        let mut fixups = LogicalTypeFixups::new();
+        let mut fixups = ParquetColumnTypes::new();
         for object in objects {
             let metadata = DFParquetMetadata::new(store.as_ref(), object)
                 .with_metadata_size_hint(self.inner.metadata_size_hint())
@@ -404,7 +404,9 @@ fn with_variant_shaped_fields(schema: &SchemaRef) -> SchemaRef {
 fn marked_field(field: &FieldRef) -> Option<FieldRef> {
     let inner = marked_type(field.data_type());
     let data_type = inner.as_ref().unwrap_or(field.data_type());
-    let mark = !is_variant_field(field) && is_unshredded_variant_layout(data_type);
+    // (not over another extension)
+    let mark = !field.metadata().contains_key(EXTENSION_NAME_KEY)
+        && is_unshredded_variant_layout(data_type);
     if inner.is_none() && !mark {
         return None;
     }
@@ -439,24 +441,19 @@ fn marked_type(data_type: &DataType) -> Option<DataType> {
     })
 }
 
-/// True for `Struct{metadata, value}` with both children binary.
+/// True for a struct of exactly a binary `metadata` and a binary `value`, in either order
+/// (Spark's nested variants put `value` first).
 fn is_unshredded_variant_layout(data_type: &DataType) -> bool {
-    let binary = |t: &DataType| {
-        matches!(
-            t,
-            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
-        )
+    let binary = |name: &str, children: &Fields| {
+        children.find(name).is_some_and(|(_, f)| {
+            matches!(
+                f.data_type(),
+                DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+            )
+        })
     };
-    match data_type {
-        DataType::Struct(children) => {
-            children.len() == 2
-                && children[0].name() == "metadata"
-                && binary(children[0].data_type())
-                && children[1].name() == "value"
-                && binary(children[1].data_type())
-        }
-        _ => false,
-    }
+    matches!(data_type, DataType::Struct(children)
+        if children.len() == 2 && binary("metadata", children) && binary("value", children))
 }
 
 /// Creates [`VariantParquetFormat`]s for the `parquet` file type: registered by

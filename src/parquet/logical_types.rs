@@ -34,7 +34,7 @@ pub const WKB_EXTENSION_NAME: &str = "geoarrow.wkb";
 /// The CRS a `GEOMETRY` / `GEOGRAPHY` column without one uses.
 pub const DEFAULT_CRS: &str = "OGC:CRS84";
 
-/// What to change in one top-level column's Arrow field.
+/// What to change in one primitive field (at any depth) of the Arrow schema.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LogicalTypeFixup {
     /// Read the binary column as a string (`ENUM`).
@@ -45,18 +45,28 @@ pub struct LogicalTypeFixup {
     pub extension: Option<(&'static str, Option<String>)>,
 }
 
-/// The Parquet types of the top-level columns of one or more Parquet files, by column name (the
-/// first file that has the column decides): what the fix-ups are read from.
-pub type LogicalTypeFixups = BTreeMap<String, TypePtr>;
+/// The Parquet types of the top-level columns of one or more Parquet files that need a fix-up,
+/// by column name (the first file whose column needs one decides): what the fix-ups are read
+/// from.
+pub type ParquetColumnTypes = BTreeMap<String, TypePtr>;
 
-/// Adds the top-level columns of the Parquet schema `schema` to `out` (those it has already
-/// stay).
-pub fn collect_logical_type_fixups(schema: &SchemaDescriptor, out: &mut LogicalTypeFixups) {
+/// Adds the top-level columns of the Parquet schema `schema` that need a fix-up, at any depth,
+/// to `out` (those it has already stay).
+pub fn collect_logical_type_fixups(schema: &SchemaDescriptor, out: &mut ParquetColumnTypes) {
     for field in schema.root_schema().get_fields() {
-        if !out.contains_key(field.name()) {
+        if !out.contains_key(field.name()) && needs_fixup(field) {
             out.insert(field.name().to_string(), Arc::clone(field));
         }
     }
+}
+
+/// True when `parquet` or a type inside it has a fix-up.
+#[recursive::recursive]
+fn needs_fixup(parquet: &Type) -> bool {
+    if parquet.is_primitive() {
+        return fixup_of(parquet).is_some();
+    }
+    parquet.get_fields().iter().any(|f| needs_fixup(f))
 }
 
 fn fixup_of(field: &Type) -> Option<LogicalTypeFixup> {
@@ -123,7 +133,7 @@ fn wkb_metadata(crs: &Option<String>, edges: Option<EdgeInterpolationAlgorithm>)
 /// `schema` with the fix-ups of `fixups`' Parquet types applied to its fields, at any depth:
 /// binaries read as strings where asked, extensions added where the field has none yet and its
 /// type suits the extension. Returns `schema` itself when nothing changes.
-pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &LogicalTypeFixups) -> SchemaRef {
+pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &ParquetColumnTypes) -> SchemaRef {
     if fixups.is_empty() {
         return Arc::clone(schema);
     }
@@ -204,23 +214,37 @@ fn fixed(field: &Field, parquet: &Type, top: bool, as_element: bool) -> Option<F
 /// is the element unless it is a group of one field not named `array` or `<list>_tuple`, whose
 /// field is.
 fn list_element(parquet: &Type, as_element: bool) -> Option<&Type> {
-    let info = parquet.get_basic_info();
-    if info.has_repetition() && info.repetition() == Repetition::REPEATED {
+    if is_repeated(parquet) {
         // (once: a repeated field taken as its own list is not a list again)
         return (!as_element).then_some(parquet);
     }
     let [repeated] = group_fields(parquet) else {
         return None;
     };
+    // (as the parquet crate decides: the one-tuple names count only for an unannotated
+    // repeated group whose single field is not repeated)
+    let one_tuple = !is_list_group(repeated)
+        && !matches!(group_fields(repeated), [f] if is_repeated(f))
+        && (repeated.name() == "array" || repeated.name() == format!("{}_tuple", parquet.name()));
     match group_fields(repeated) {
-        [element]
-            if repeated.name() != "array"
-                && repeated.name() != format!("{}_tuple", parquet.name()) =>
-        {
-            Some(element)
-        }
+        [element] if !one_tuple => Some(element),
         _ => Some(repeated),
     }
+}
+
+/// True for a group annotated `LIST`.
+fn is_list_group(parquet: &Type) -> bool {
+    let info = parquet.get_basic_info();
+    !parquet.is_primitive()
+        && match info.logical_type_ref() {
+            Some(logical_type) => logical_type == &LogicalType::List,
+            None => info.converted_type() == ConvertedType::LIST,
+        }
+}
+
+fn is_repeated(parquet: &Type) -> bool {
+    let info = parquet.get_basic_info();
+    info.has_repetition() && info.repetition() == Repetition::REPEATED
 }
 
 /// The fields of a Parquet group; none for a primitive (whose `get_fields` panics).
