@@ -36,7 +36,8 @@ use super::sink::{VariantParquetSink, has_variant_column};
 use super::source::VariantParquetSource;
 use super::staged::stage;
 use super::variant_columns::{
-    VariantColumns, collect_variant_columns, with_unshredded_variant_types, with_variant_extension,
+    VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
+    with_variant_extension,
 };
 use super::{ShreddingOptions, is_encrypted};
 use crate::variant_array::{EXTENSION_NAME_KEY, variant_extension_metadata};
@@ -382,20 +383,7 @@ pub(crate) fn with_variant_source(
 /// `coalesce`, `nullif` return plain fields; `named_struct`, `make_array`, `map` build their
 /// fields anew). They are written as VARIANT groups like the variants they are.
 fn with_variant_shaped_fields(schema: &SchemaRef) -> SchemaRef {
-    let mut changed = false;
-    let fields: Vec<FieldRef> = (schema.fields().iter())
-        .map(|f| match marked_field(f) {
-            Some(marked) => {
-                changed = true;
-                marked
-            }
-            None => Arc::clone(f),
-        })
-        .collect();
-    if !changed {
-        return Arc::clone(schema);
-    }
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    with_fields_changed(schema, marked_field)
 }
 
 /// `field` with the variant extension on it or on the variant-shaped fields inside it; None when

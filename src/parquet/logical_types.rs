@@ -18,11 +18,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, SchemaRef};
 use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType, Repetition};
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
 use super::interval::INTERVAL_TYPE;
+use super::variant_columns::with_fields_changed;
 use crate::codec::format::write_json_string;
 use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 
@@ -137,27 +138,10 @@ pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &ParquetColumnTypes)
     if fixups.is_empty() {
         return Arc::clone(schema);
     }
-    let mut changed = false;
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|field| {
-            match fixups
-                .get(field.name())
-                .and_then(|parquet| fixed(field, parquet, true, false))
-            {
-                Some(fixed) => {
-                    changed = true;
-                    Arc::new(fixed)
-                }
-                None => Arc::clone(field),
-            }
-        })
-        .collect();
-    if !changed {
-        return Arc::clone(schema);
-    }
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    with_fields_changed(schema, |field| {
+        let parquet = fixups.get(field.name())?;
+        fixed(field, parquet, true, false).map(Arc::new)
+    })
 }
 
 /// `field` (the parquet crate's Arrow field for the Parquet type `parquet`) with the fix-ups of

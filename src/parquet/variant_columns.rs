@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use crate::codec::{JsonParser, Value, Variant, VariantBuilder};
 use crate::variant_array::{
@@ -110,28 +110,18 @@ pub fn with_variant_extension(schema: &SchemaRef, columns: &VariantColumns) -> S
             data_type => spark && has_variant_shape(data_type),
         }
     };
-    let mut changed = false;
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|field| {
-            if is_variant_field(field) || !marked(field) {
-                return Arc::clone(field);
-            }
-            changed = true;
-            let mut metadata = field.metadata().clone();
-            metadata.insert(
-                EXTENSION_NAME_KEY.to_string(),
-                VARIANT_EXTENSION_NAME.to_string(),
-            );
-            metadata.insert(EXTENSION_METADATA_KEY.to_string(), String::new());
-            Arc::new(field.as_ref().clone().with_metadata(metadata))
-        })
-        .collect();
-    if !changed {
-        return Arc::clone(schema);
-    }
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    with_fields_changed(schema, |field| {
+        if is_variant_field(field) || !marked(field) {
+            return None;
+        }
+        let mut metadata = field.metadata().clone();
+        metadata.insert(
+            EXTENSION_NAME_KEY.to_string(),
+            VARIANT_EXTENSION_NAME.to_string(),
+        );
+        metadata.insert(EXTENSION_METADATA_KEY.to_string(), String::new());
+        Some(Arc::new(field.as_ref().clone().with_metadata(metadata)))
+    })
 }
 
 /// `schema` with each variant field (one carrying the extension) of the unshredded layout
@@ -141,32 +131,42 @@ pub fn with_variant_extension(schema: &SchemaRef, columns: &VariantColumns) -> S
 /// the per-file expression adapter, which reads paths from their shredded leaves. Returns
 /// `schema` itself when nothing changes.
 pub fn with_unshredded_variant_types(schema: &SchemaRef) -> SchemaRef {
+    with_fields_changed(schema, |field| {
+        let DataType::Struct(children) = field.data_type() else {
+            return None;
+        };
+        if !is_variant_field(field) {
+            return None;
+        }
+        let binary = match children.find("metadata").map(|(_, f)| f.data_type()) {
+            Some(t @ (DataType::Binary | DataType::LargeBinary | DataType::BinaryView)) => {
+                t.clone()
+            }
+            _ => DataType::Binary,
+        };
+        let unshredded = DataType::Struct(Fields::from(vec![
+            Field::new("metadata", binary.clone(), false),
+            Field::new("value", binary, false),
+        ]));
+        (field.data_type() != &unshredded)
+            .then(|| Arc::new(field.as_ref().clone().with_data_type(unshredded)))
+    })
+}
+
+/// `schema` with each top-level field for which `change` gives a new one replaced; `schema`
+/// itself when `change` gives none.
+pub(crate) fn with_fields_changed(
+    schema: &SchemaRef,
+    mut change: impl FnMut(&FieldRef) -> Option<FieldRef>,
+) -> SchemaRef {
     let mut changed = false;
-    let fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|field| {
-            let DataType::Struct(children) = field.data_type() else {
-                return Arc::clone(field);
-            };
-            if !is_variant_field(field) {
-                return Arc::clone(field);
+    let fields: Vec<FieldRef> = (schema.fields().iter())
+        .map(|field| match change(field) {
+            Some(new) => {
+                changed = true;
+                new
             }
-            let binary = match children.find("metadata").map(|(_, f)| f.data_type()) {
-                Some(t @ (DataType::Binary | DataType::LargeBinary | DataType::BinaryView)) => {
-                    t.clone()
-                }
-                _ => DataType::Binary,
-            };
-            let unshredded = DataType::Struct(Fields::from(vec![
-                Field::new("metadata", binary.clone(), false),
-                Field::new("value", binary, false),
-            ]));
-            if field.data_type() == &unshredded {
-                return Arc::clone(field);
-            }
-            changed = true;
-            Arc::new(field.as_ref().clone().with_data_type(unshredded))
+            None => Arc::clone(field),
         })
         .collect();
     if !changed {
