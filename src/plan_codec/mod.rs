@@ -402,12 +402,9 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         {
             Kind::Sink(self.encode_sink(exec, sink, converter)?)
         } else if let Some(inner) = &self.inner {
-            // into a scratch buffer: a codec composed with ours may reuse `buf` after an error
-            let mut theirs = vec![];
-            inner.try_encode(node, &mut theirs, converter)?;
-            buf.push(OF_INNER_CODEC);
-            buf.extend(theirs);
-            return Ok(());
+            return tagged(buf, OF_INNER_CODEC, |buf| {
+                inner.try_encode(node, buf, converter)
+            });
         } else {
             return not_impl_err!("VariantPhysicalCodec does not encode {}", node.name());
         };
@@ -428,11 +425,12 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        udfs::encode_udf(node, buf)?;
-        match &self.inner {
-            Some(inner) if buf.is_empty() => inner.try_encode_udf(node, buf),
-            _ => Ok(()),
+        if !udfs::encode_udf(node, buf)?
+            && let Some(inner) = &self.inner
+        {
+            inner.try_encode_udf(node, buf)?;
         }
+        Ok(())
     }
 
     fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
@@ -583,8 +581,9 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
         node: Arc<dyn FileFormatFactory>,
     ) -> Result<()> {
         let Some(factory) = node.downcast_ref::<VariantParquetFormatFactory>() else {
-            buf.push(OF_INNER_CODEC);
-            return self.inner.try_encode_file_format(buf, node);
+            return tagged(buf, OF_INNER_CODEC, |buf| {
+                self.inner.try_encode_file_format(buf, node)
+            });
         };
         if factory.expr_adapter_factory().is_some() {
             return not_impl_err!(
@@ -620,10 +619,41 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        udfs::encode_udf(node, buf)?;
-        if buf.is_empty() {
+        if !udfs::encode_udf(node, buf)? {
             self.inner.try_encode_udf(node, buf)?;
         }
         Ok(())
     }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
+        self.inner.try_decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode_udaf(node, buf)
+    }
+
+    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
+        self.inner.try_decode_udwf(name, buf)
+    }
+
+    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
+        self.inner.try_encode_udwf(node, buf)
+    }
+}
+
+/// Writes `tag` and then what `encode` writes into `buf`; on an error `buf` is left as it was
+/// (a codec composed with ours may reuse it to try another).
+fn tagged(
+    buf: &mut Vec<u8>,
+    tag: u8,
+    encode: impl FnOnce(&mut Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    let start = buf.len();
+    buf.push(tag);
+    let encoded = encode(buf);
+    if encoded.is_err() {
+        buf.truncate(start);
+    }
+    encoded
 }

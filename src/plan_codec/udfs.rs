@@ -54,15 +54,16 @@ pub fn register_plan_functions(registry: &mut dyn FunctionRegistry) -> Result<()
     Ok(())
 }
 
-/// Writes the planned state of `udf` into `buf` (nothing for functions without any).
-pub(crate) fn encode_udf(udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
+/// Writes the planned state of `udf` into `buf`; false (nothing written) for a function that
+/// is not ours. (The state of ours may be empty bytes: a `variant_get` without a path.)
+pub(crate) fn encode_udf(udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<bool> {
     let inner = udf.inner();
     let path = if let Some(get) = inner.downcast_ref::<VariantGet>() {
         get.path()
     } else if let Some(get) = inner.downcast_ref::<TryVariantGet>() {
         get.path()
     } else {
-        return Ok(());
+        return Ok(false);
     };
     let segments = path.map_or(&[][..], |p| p.segments());
     PlannedGetNode {
@@ -78,7 +79,8 @@ pub(crate) fn encode_udf(udf: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
             .collect(),
     }
     .encode(buf)
-    .map_err(|e| corrupt("a function", e))
+    .map_err(|e| corrupt("a function", e))?;
+    Ok(true)
 }
 
 /// The function `name` with the state [`encode_udf`] wrote, or None for a function that has
