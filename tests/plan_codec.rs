@@ -390,6 +390,30 @@ async fn corrupt_plan_bytes_are_errors() {
         "only {refused} of the corrupt plans were refused"
     );
 
+    // a COPY plan (our sink, its staging and the shredding before it), garbled: decoded only,
+    // never run (a garbled write could go anywhere)
+    let out = common::scratch_dir("plan-codec", "corrupt-copy").join("out.parquet");
+    let copy = format!(
+        "COPY (SELECT id, v FROM events) TO '{}' STORED AS PARQUET \
+         OPTIONS ('variant.shred.v' 'struct<a bigint>')",
+        out.display()
+    );
+    let bytes = physical_plan_to_bytes(common::plan(&ctx, &copy).await)
+        .unwrap()
+        .to_vec();
+    assert!(physical_plan_from_bytes(&bytes, &receiver).is_ok());
+    let mut refused = 0;
+    for i in 0..bytes.len() {
+        let mut flipped = bytes.clone();
+        flipped[i] ^= 0xff;
+        refused += usize::from(physical_plan_from_bytes(&flipped, &receiver).is_err());
+        refused += usize::from(physical_plan_from_bytes(&bytes[..i], &receiver).is_err());
+    }
+    assert!(
+        refused > bytes.len(),
+        "only {refused} of the corrupt COPY plans were refused"
+    );
+
     // our own nodes' bytes, garbled, through the codec directly
     let codec = VariantLogicalCodec::default();
     for garbage in [&[][..], &[1, 0xff, 0xff, 0xff], &[7, 1, 2]] {
