@@ -72,6 +72,14 @@ pub fn has_variant_shape(data_type: &DataType) -> bool {
     metadata && value != Some(false) && (value == Some(true) || typed)
 }
 
+/// True when `data_type` is exactly the unshredded variant struct: a binary `metadata` and a
+/// binary `value`, in either order (Spark's nested variants put `value` first), nothing else.
+pub fn has_unshredded_variant_shape(data_type: &DataType) -> bool {
+    has_variant_shape(data_type)
+        && matches!(data_type, DataType::Struct(children)
+            if children.len() == 2 && children.find("typed_value").is_none())
+}
+
 /// Checks that argument `field` of `function` is a variant (or an untyped NULL); the error names
 /// the function and the type.
 pub fn check_variant_arg(function: &str, field: &Field) -> Result<()> {

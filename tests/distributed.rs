@@ -144,20 +144,19 @@ async fn write_layouts(dir: &std::path::Path, rows: usize) {
                  TO '{}/{layout}/part-{part}.parquet' STORED AS PARQUET {options}",
                 dir.display()
             );
-            ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+            common::run(&ctx, &sql).await;
         }
     }
 }
 
 async fn rows_of(ctx: &SessionContext, sql: &str) -> String {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let batches = common::run(ctx, sql).await;
     pretty_format_batches(&batches).unwrap().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn benchmark_queries_give_the_same_rows_on_three_workers() {
-    let dir = std::env::temp_dir().join(format!("variant-distributed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::scratch_dir("variant-distributed", "layouts");
     write_layouts(&dir, 20_000).await;
 
     let local = datafusion_parquet_variant::session_context();

@@ -56,11 +56,7 @@ impl VariantGet {
 
 impl Default for VariantGet {
     fn default() -> Self {
-        VariantGet {
-            signature: get_signature(),
-            path: None,
-            deferred: false,
-        }
+        VariantGet::planned(None, false)
     }
 }
 
@@ -452,11 +448,7 @@ impl ScalarUDFImpl for VariantGet {
 
     fn simplify(&self, args: Vec<Expr>, _info: &SimplifyContext) -> Result<ExprSimplifyResult> {
         specialize(self.name(), args, &self.path, |path| {
-            ScalarUDF::from(VariantGet {
-                signature: get_signature(),
-                path: Some(path),
-                deferred: self.deferred,
-            })
+            ScalarUDF::from(VariantGet::planned(Some(path), self.deferred))
         })
     }
 

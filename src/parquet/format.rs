@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, FieldRef, Fields, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err};
@@ -36,11 +36,13 @@ use super::sink::{VariantParquetSink, has_variant_column};
 use super::source::VariantParquetSource;
 use super::staged::stage;
 use super::variant_columns::{
-    VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
-    with_variant_extension,
+    VariantColumns, changed_fields, collect_variant_columns, with_fields_changed,
+    with_unshredded_variant_types, with_variant_extension,
 };
 use super::{ShreddingOptions, is_encrypted};
-use crate::variant_array::{EXTENSION_NAME_KEY, variant_extension_metadata};
+use crate::variant_array::{
+    EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,
+};
 
 /// A Parquet [`FileFormat`] that reads variant columns as `arrow.parquet.variant` fields.
 ///
@@ -394,7 +396,7 @@ fn marked_field(field: &FieldRef) -> Option<FieldRef> {
     let data_type = inner.as_ref().unwrap_or(field.data_type());
     // (not over another extension)
     let mark = !field.metadata().contains_key(EXTENSION_NAME_KEY)
-        && is_unshredded_variant_layout(data_type);
+        && has_unshredded_variant_shape(data_type);
     if inner.is_none() && !mark {
         return None;
     }
@@ -410,15 +412,7 @@ fn marked_field(field: &FieldRef) -> Option<FieldRef> {
 /// `data_type` with the variant-shaped fields inside it marked; None when nothing changes.
 fn marked_type(data_type: &DataType) -> Option<DataType> {
     Some(match data_type {
-        DataType::Struct(children) => {
-            let marked: Vec<Option<FieldRef>> = children.iter().map(marked_field).collect();
-            if marked.iter().all(Option::is_none) {
-                return None;
-            }
-            let fields = (marked.into_iter().zip(children.iter()))
-                .map(|(m, f)| m.unwrap_or_else(|| Arc::clone(f)));
-            DataType::Struct(fields.collect())
-        }
+        DataType::Struct(children) => DataType::Struct(changed_fields(children, marked_field)?),
         DataType::List(f) => DataType::List(marked_field(f)?),
         DataType::LargeList(f) => DataType::LargeList(marked_field(f)?),
         DataType::ListView(f) => DataType::ListView(marked_field(f)?),
@@ -427,21 +421,6 @@ fn marked_type(data_type: &DataType) -> Option<DataType> {
         DataType::Map(f, sorted) => DataType::Map(marked_field(f)?, *sorted),
         _ => return None,
     })
-}
-
-/// True for a struct of exactly a binary `metadata` and a binary `value`, in either order
-/// (Spark's nested variants put `value` first).
-fn is_unshredded_variant_layout(data_type: &DataType) -> bool {
-    let binary = |name: &str, children: &Fields| {
-        children.find(name).is_some_and(|(_, f)| {
-            matches!(
-                f.data_type(),
-                DataType::Binary | DataType::LargeBinary | DataType::BinaryView
-            )
-        })
-    };
-    matches!(data_type, DataType::Struct(children)
-        if children.len() == 2 && binary("metadata", children) && binary("value", children))
 }
 
 /// Creates [`VariantParquetFormat`]s for the `parquet` file type: registered by

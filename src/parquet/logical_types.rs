@@ -23,7 +23,7 @@ use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType, Rep
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
 use super::interval::INTERVAL_TYPE;
-use super::variant_columns::with_fields_changed;
+use super::variant_columns::{changed_fields, with_fields_changed};
 use crate::codec::format::write_json_string;
 use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 
@@ -167,21 +167,12 @@ fn fixed(field: &Field, parquet: &Type, top: bool, as_element: bool) -> Option<F
             DataType::Map(Arc::new(fixed(entries, key_value, false, true)?), *sorted)
         }
         DataType::Struct(children) if !parquet.is_primitive() => {
-            let fixed: Vec<Option<FieldRef>> = children
-                .iter()
-                .map(|c| {
-                    let p = group_fields(parquet)
-                        .iter()
-                        .find(|p| p.name() == c.name())?;
-                    fixed(c, p, false, false).map(Arc::new)
-                })
-                .collect();
-            if fixed.iter().all(Option::is_none) {
-                return None;
-            }
-            let fields = (fixed.into_iter().zip(children.iter()))
-                .map(|(f, c)| f.unwrap_or_else(|| Arc::clone(c)));
-            DataType::Struct(fields.collect())
+            DataType::Struct(changed_fields(children, |c| {
+                let p = group_fields(parquet)
+                    .iter()
+                    .find(|p| p.name() == c.name())?;
+                fixed(c, p, false, false).map(Arc::new)
+            })?)
         }
         _ if parquet.is_primitive() => {
             let mut fixup = fixup_of(parquet)?;

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
@@ -17,19 +17,18 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
 
 use super::sink::AutoShredding;
+use super::variant_columns::with_fields_changed;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
 use crate::functions::shred_variant::shred_variant_udf;
 use crate::shredding::{InferLimits, shredded_variant_type};
-use crate::variant_array::{has_variant_shape, is_variant_field};
+use crate::variant_array::{has_unshredded_variant_shape, has_variant_shape, is_variant_field};
 
 /// The option key prefix naming a column to shred: `'variant.shred.v' 'struct<a bigint>'`.
 pub const SHRED_OPTION_PREFIX: &str = "variant.shred.";
 
 /// True for a sink column automatic shredding may shred: a variant not shredded already.
 pub(crate) fn is_unshredded_variant(field: &Field) -> bool {
-    is_variant_field(field)
-        && has_variant_shape(field.data_type())
-        && !matches!(field.data_type(), DataType::Struct(c) if c.find("typed_value").is_some())
+    is_variant_field(field) && has_unshredded_variant_shape(field.data_type())
 }
 
 /// How variant columns are written: those named with a shredding type (a SQL type such as
@@ -187,7 +186,6 @@ impl ShreddingOptions {
         // the shredding reads no option; one configuration serves every call
         let config = Arc::new(ConfigOptions::default());
         let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = Vec::new();
-        let mut output_fields: Vec<FieldRef> = output_schema.fields().iter().cloned().collect();
         for (index, field) in input_schema.fields().iter().enumerate() {
             let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(field.name(), index));
             let Some(shredding) = shredded.get(&index) else {
@@ -204,21 +202,17 @@ impl ShreddingOptions {
                 &input_schema,
                 Arc::clone(&config),
             )?;
-            let shredded_field = shred
-                .return_field(&input_schema)?
-                .as_ref()
-                .clone()
-                .with_name(field.name());
-            if let Some(out) = output_fields.iter_mut().find(|f| f.name() == field.name()) {
-                *out = Arc::new(shredded_field);
-            }
             exprs.push((Arc::new(shred), field.name().clone()));
         }
         let projection = ProjectionExec::try_new(exprs, input)?;
-        let output_schema = Arc::new(Schema::new_with_metadata(
-            output_fields,
-            output_schema.metadata().clone(),
-        ));
+        // the sink's schema takes the shredded columns' fields from the projection
+        let projected = projection.schema();
+        let output_schema = with_fields_changed(output_schema, |f| {
+            let index = input_schema.index_of(f.name()).ok()?;
+            shredded
+                .contains_key(&index)
+                .then(|| Arc::clone(&projected.fields()[index]))
+        });
         Ok((Arc::new(projection), output_schema))
     }
 }

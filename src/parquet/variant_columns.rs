@@ -157,22 +157,27 @@ pub fn with_unshredded_variant_types(schema: &SchemaRef) -> SchemaRef {
 /// itself when `change` gives none.
 pub(crate) fn with_fields_changed(
     schema: &SchemaRef,
-    mut change: impl FnMut(&FieldRef) -> Option<FieldRef>,
+    change: impl FnMut(&FieldRef) -> Option<FieldRef>,
 ) -> SchemaRef {
-    let mut changed = false;
-    let fields: Vec<FieldRef> = (schema.fields().iter())
-        .map(|field| match change(field) {
-            Some(new) => {
-                changed = true;
-                new
-            }
-            None => Arc::clone(field),
-        })
-        .collect();
-    if !changed {
-        return Arc::clone(schema);
+    match changed_fields(schema.fields(), change) {
+        Some(fields) => Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        None => Arc::clone(schema),
     }
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `fields` with each field for which `change` gives a new one replaced; None when it gives
+/// none.
+pub(crate) fn changed_fields(
+    fields: &Fields,
+    mut change: impl FnMut(&FieldRef) -> Option<FieldRef>,
+) -> Option<Fields> {
+    let changed: Vec<Option<FieldRef>> = fields.iter().map(&mut change).collect();
+    if changed.iter().all(Option::is_none) {
+        return None;
+    }
+    let fields = (changed.into_iter().zip(fields.iter()))
+        .map(|(new, old)| new.unwrap_or_else(|| Arc::clone(old)));
+    Some(fields.collect())
 }
 
 #[cfg(test)]
