@@ -12,7 +12,9 @@ use datafusion::prelude::SessionContext;
 
 use crate::display::variant_extension_registration;
 use crate::functions::{aggregate_functions, scalar_functions};
-use crate::parquet::{VariantConfig, VariantParquetFormatFactory, VariantTableOptions};
+use crate::parquet::{
+    VariantConfig, VariantParquetFormatFactory, VariantTableFactory, VariantTableOptions,
+};
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
     VariantTypePlanner, WholeValueReadsIntoScan,
@@ -46,6 +48,9 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
     state.add_analyzer_rule(Arc::new(LateralExplodeRule));
     state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
+    state
+        .table_factories_mut()
+        .insert("PARQUET".to_string(), Arc::new(VariantTableFactory::new()));
     state
         .extension_type_registry()
         .add_extension_type_registration(variant_extension_registration())?;
@@ -100,6 +105,10 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .file_formats()
         .get_or_insert_with(Vec::new)
         .insert(0, Arc::new(VariantParquetFormatFactory::new()));
+    builder
+        .table_factories()
+        .get_or_insert_with(Default::default)
+        .insert("PARQUET".to_string(), Arc::new(VariantTableFactory::new()));
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
     builder

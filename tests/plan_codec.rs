@@ -9,12 +9,15 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::catalog::TableProvider;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::file_format::csv::CsvFormatFactory;
 use datafusion::datasource::memory::DataSourceExec;
 use datafusion::datasource::physical_plan::FileScanConfig;
+use datafusion::datasource::source_as_provider;
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_expr::ScalarFunctionExpr;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::{ExecutionPlan, collect};
@@ -23,7 +26,7 @@ use datafusion_parquet_variant::codec::VariantPath;
 use datafusion_parquet_variant::functions::try_variant_get::TryVariantGet;
 use datafusion_parquet_variant::functions::variant_get::VariantGet;
 use datafusion_parquet_variant::parquet::{
-    ShreddingOptions, VariantParquetFormatFactory, VariantParquetSource,
+    ShreddingOptions, VariantParquetFormatFactory, VariantParquetSource, VariantParquetTable,
 };
 use datafusion_parquet_variant::plan_codec::{
     VariantLogicalCodec, logical_plan_from_bytes, logical_plan_to_bytes, physical_plan_from_bytes,
@@ -358,6 +361,145 @@ async fn logical_plans_carry_the_explode_and_the_parquet_file_type() {
     assert!(csv.downcast_ref::<CsvFormatFactory>().is_some());
 }
 
+/// Encodes the optimized logical plan of `sql` in `ctx` with our codec and decodes it in a fresh
+/// session (as Ballista ships a query); returns the decoded plan and that session.
+async fn ship_logical(ctx: &SessionContext, sql: &str) -> (LogicalPlan, SessionContext) {
+    let df = ctx.sql(sql).await.unwrap();
+    let plan = ctx.state().optimize(df.logical_plan()).unwrap();
+    let bytes = logical_plan_to_bytes(&plan).unwrap();
+    let receiver = session_context();
+    let decoded = logical_plan_from_bytes(&bytes, &receiver.task_ctx()).unwrap();
+    (decoded, receiver)
+}
+
+/// The table the first scan of `plan` reads.
+fn scanned_table(plan: &LogicalPlan) -> Arc<dyn TableProvider> {
+    let mut found = None;
+    plan.apply(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            found = Some(source_as_provider(&scan.source).unwrap());
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .unwrap();
+    found.expect("a table scan")
+}
+
+#[tokio::test]
+async fn logical_plans_carry_parquet_tables() {
+    let dir = common::scratch_dir("plan-codec", "tables");
+    let ctx = session_context();
+    // two partitions of shredded files, and a file that is not Parquet beside them: the glob
+    // DataFusion gives a folder whose schema it infers (`*.parquet`) must travel, or the decoded
+    // table reads that file and fails
+    let copy = format!(
+        r#"COPY (SELECT i AS id, i % 2 AS part,
+                 parse_json('{{"a": ' || i || ', "b": "s' || (i % 3) || '"}}') AS v
+                 FROM generate_series(1, 100) AS g(i))
+           TO '{}/' STORED AS PARQUET PARTITIONED BY (part)
+           OPTIONS ('variant.shred.v' 'struct<a bigint, b string>')"#,
+        dir.display()
+    );
+    common::run(&ctx, &copy).await;
+    std::fs::write(dir.join("part=1").join("notes.txt"), "not parquet").unwrap();
+    let create = format!(
+        "CREATE EXTERNAL TABLE events
+         STORED AS PARQUET PARTITIONED BY (part) WITH ORDER (id ASC) LOCATION '{}/'
+         OPTIONS ('variant.shred.v' 'struct<a bigint>')",
+        dir.display()
+    );
+    common::run(&ctx, &create).await;
+
+    // a query: variant paths, a partition filter, the declared order
+    let sql = "SELECT id, variant_get(v, '$.b', 'string') AS b FROM events
+               WHERE part = 1 AND variant_get(v, '$.a', 'bigint') > 90 ORDER BY id";
+    let expected = pretty(&common::run(&ctx, sql).await);
+    // 91, 93, .. 99, and i % 3 by hand
+    assert_eq!(expected.matches("| s").count(), 5, "{expected}");
+    assert!(expected.contains("| 91 | s1 |"), "{expected}");
+    let (decoded, receiver) = ship_logical(&ctx, sql).await;
+
+    let provider = scanned_table(&decoded);
+    let table = provider
+        .downcast_ref::<VariantParquetTable>()
+        .expect("our table after decoding");
+    let options = table.inner().options();
+    assert_eq!(options.table_partition_cols.len(), 1);
+    assert_eq!(options.table_partition_cols[0].0, "part");
+    assert_eq!(options.file_sort_order.len(), 1);
+    let paths = table.inner().table_paths();
+    assert_eq!(paths.len(), 1);
+    assert_eq!(
+        paths[0].get_glob().as_ref().map(|glob| glob.as_str()),
+        Some("*.parquet")
+    );
+    assert!(is_variant_field(
+        provider.schema().field_with_name("v").unwrap()
+    ));
+
+    // planned where it arrived: our scan, reading the shredded leaves
+    let plan = receiver
+        .state()
+        .create_physical_plan(&decoded)
+        .await
+        .unwrap();
+    let scan = find::<DataSourceExec>(&plan).expect("a scan");
+    let config = scan
+        .downcast_ref::<DataSourceExec>()
+        .unwrap()
+        .data_source()
+        .downcast_ref::<FileScanConfig>()
+        .unwrap();
+    assert!(
+        config
+            .file_source
+            .downcast_ref::<VariantParquetSource>()
+            .is_some()
+    );
+    let batches = collect(Arc::clone(&plan), receiver.task_ctx())
+        .await
+        .unwrap();
+    assert_eq!(pretty(&batches), expected);
+    assert!(common::metric_sum(plan.as_ref(), "variant_paths_from_shredded_leaves") > 0);
+
+    // an INSERT planned where it arrives writes with the table's shredding option
+    let insert = r#"INSERT INTO events VALUES (1000, parse_json('{"a": 7}'), 0)"#;
+    let (decoded, receiver) = ship_logical(&ctx, insert).await;
+    let written = receiver
+        .execute_logical_plan(decoded)
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(
+        pretty(&written).contains("| 1     |"),
+        "{}",
+        pretty(&written)
+    );
+    let mut new_files = std::fs::read_dir(dir.join("part=0"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            common::read_parquet_raw(path)
+                .iter()
+                .any(|batch| batch.num_rows() == 1)
+        })
+        .collect::<Vec<_>>();
+    assert_eq!(new_files.len(), 1, "{new_files:?}");
+    let schema = common::parquet_schema_text(&new_files.pop().unwrap());
+    assert!(schema.contains("typed_value"), "{schema}");
+    // read in a new session (`ctx` keeps its listing of the files in its cache)
+    let reader = session_context();
+    common::run(&reader, &create).await;
+    let check = "SELECT variant_get(v, '$.a', 'bigint') FROM events WHERE id = 1000";
+    assert_eq!(
+        common::first_cell(&reader, check).await.unwrap().as_deref(),
+        Some("7")
+    );
+}
+
 #[tokio::test]
 async fn corrupt_plan_bytes_are_errors() {
     let ctx = shredded_events("corrupt").await;
@@ -416,7 +558,16 @@ async fn corrupt_plan_bytes_are_errors() {
 
     // our own nodes' bytes, garbled, through the codec directly
     let codec = VariantLogicalCodec::default();
-    for garbage in [&[][..], &[1, 0xff, 0xff, 0xff], &[7, 1, 2]] {
+    let schema = Arc::new(datafusion::arrow::datatypes::Schema::empty());
+    let name = datafusion::common::TableReference::bare("t");
+    for garbage in [
+        &[][..],
+        &[1, 0xff, 0xff, 0xff],
+        &[7, 1, 2],
+        &[1, 10, 1, 0xff],
+    ] {
         assert!(codec.try_decode_file_format(garbage, &receiver).is_err());
+        let table = codec.try_decode_table_provider(garbage, &name, schema.clone(), &receiver);
+        assert!(table.is_err());
     }
 }

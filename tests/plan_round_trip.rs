@@ -1,8 +1,9 @@
-//! Every query of our sqllogictest suite with its physical plan encoded by our codec and
-//! decoded into a fresh session (`register_all`, nothing else) before it runs: the files'
+//! Every query of our sqllogictest suite with its plans encoded by our codecs and decoded into
+//! fresh sessions (`register_all`, nothing else): the optimized logical plan, planned again
+//! where it arrives, then that physical plan, which runs (see `slt::PlanRoundTrip`). The files'
 //! expected results must hold as they do in one process. Statements that plan (COPY, INSERT,
-//! EXPLAIN) go through the same round trip, but inserts into in-memory tables (DataFusion cannot
-//! encode their sink: the rows live in the process).
+//! EXPLAIN) go through the same round trip; queries over in-memory tables skip the logical step
+//! and inserts into them both (DataFusion cannot encode them: the rows live in the process).
 use std::sync::Arc;
 
 use datafusion::execution::SessionStateBuilder;

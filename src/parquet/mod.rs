@@ -8,6 +8,8 @@
 //!   `FROM 'file.parquet'` and `COPY .. STORED AS PARQUET`; [`register_all`](crate::register_all)
 //!   installs it.
 //! - [`register_parquet_table`]: one call to register a file, directory or glob as a table.
+//! - [`VariantParquetTable`] / [`VariantTableFactory`]: such tables (also `CREATE EXTERNAL
+//!   TABLE .. STORED AS PARQUET`) in a form the logical plan codec can encode.
 //! - [`variant_columns`]: which columns of a file are variants.
 //! - [`logical_types`]: the Arrow types and extensions of Parquet logical types the parquet
 //!   crate's conversion leaves plain (`ENUM` as a string; `UUID`, `JSON`, `GEOMETRY`, `GEOGRAPHY`
@@ -30,6 +32,7 @@ mod shredded_get;
 mod sink;
 mod source;
 pub(crate) mod staged;
+mod table;
 pub mod variant_columns;
 
 use std::collections::HashMap;
@@ -53,6 +56,7 @@ pub use shred_on_write::{
 pub use shredded_get::ShreddedGetExpr;
 pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
 pub use source::VariantParquetSource;
+pub use table::{VariantParquetTable, VariantTableFactory};
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
 /// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT
@@ -83,7 +87,11 @@ pub async fn register_parquet_table(ctx: &SessionContext, name: &str, path: &str
     let format = VariantParquetFormatFactory::new().create(&state, &Default::default())?;
     let options = ListingOptions::new(format).with_file_extension(".parquet");
     ctx.register_listing_table(name, path, options, None, None)
-        .await
+        .await?;
+    // the same table, wrapped so that logical plans over it can be serialized
+    let table = ctx.deregister_table(name)?.expect("registered above");
+    ctx.register_table(name, VariantParquetTable::wrapped(table))?;
+    Ok(())
 }
 
 /// True when `options` encrypt or decrypt the files, with given properties or through an

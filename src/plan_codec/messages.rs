@@ -133,3 +133,37 @@ pub(crate) struct ShreddedColumn {
     #[prost(message, optional, tag = "2")]
     pub shredding: Option<protobuf::ArrowType>,
 }
+
+/// A [`VariantParquetTable`](crate::parquet::VariantParquetTable): a listing table over our
+/// Parquet format (its schema travels beside, in DataFusion's scan node).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VariantTableNode {
+    /// Where its files are.
+    #[prost(message, repeated, tag = "1")]
+    pub paths: Vec<TablePath>,
+    /// The suffix its files must have ("" for any).
+    #[prost(string, tag = "2")]
+    pub file_extension: String,
+    /// Its format: the Parquet options it reads with (always given) and its shredding.
+    #[prost(message, optional, tag = "3")]
+    pub format: Option<VariantFormatNode>,
+    /// Its partition columns (Hive-style directories).
+    #[prost(message, repeated, tag = "4")]
+    pub partition_columns: Vec<protobuf::PartitionColumn>,
+    /// The orders its files are declared to have.
+    #[prost(message, repeated, tag = "5")]
+    pub file_sort_order: Vec<protobuf::SortExprNodeCollection>,
+    /// Its `CREATE EXTERNAL TABLE` statement, if it came from one.
+    #[prost(string, optional, tag = "6")]
+    pub definition: Option<String>,
+}
+
+/// One location of a table: a URL and the glob its files must match under it (DataFusion's
+/// own encoding keeps the URL only).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TablePath {
+    #[prost(string, tag = "1")]
+    pub url: String,
+    #[prost(string, optional, tag = "2")]
+    pub glob: Option<String>,
+}

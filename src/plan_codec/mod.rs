@@ -7,7 +7,9 @@
 //!   staging that makes writes atomic. The shredding before the sink is a call of a hidden
 //!   function, which travels by name like the others.
 //! - [`VariantLogicalCodec`] encodes the `parquet` file type of `COPY` with its shredding
-//!   options, and our functions' planned state; other file types and nodes go to the codec it
+//!   options, tables over Parquet files ([`VariantParquetTable`], which `register_all`'s
+//!   `CREATE EXTERNAL TABLE` and `register_parquet_table` create), and our functions' planned
+//!   state; other file types and nodes go to the codec it
 //!   wraps (DataFusion's default unless given). Encode analyzed plans (as engines ship them):
 //!   the lateral `variant_explode` placeholder exists only before analysis, and its outer
 //!   references are something DataFusion 55 cannot encode.
@@ -27,7 +29,8 @@
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::catalog::TableProvider;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{DataFusionError, Result, TableReference, internal_err, not_impl_err};
 use datafusion::datasource::file_format::FileFormatFactory;
@@ -56,12 +59,13 @@ use crate::parquet::shred_on_write::is_unshredded_variant;
 use crate::parquet::staged::{StagedSink, StagedWrite};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
-    VariantParquetSink, VariantParquetSource,
+    VariantParquetSink, VariantParquetSource, VariantParquetTable,
 };
 use crate::shredding::InferLimits;
 
 pub(crate) mod messages;
 mod restore;
+mod table;
 mod udfs;
 
 pub use restore::restore_variant_fields;
@@ -69,7 +73,7 @@ pub use udfs::register_plan_functions;
 
 use messages::{
     AutoShreddingNode, ShreddedColumn, StagedSinkNode, VariantFormatNode, VariantPlanNode,
-    VariantScanNode, VariantSinkNode, variant_plan_node::Kind,
+    VariantScanNode, VariantSinkNode, VariantTableNode, variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -155,6 +159,30 @@ fn arrow_type_to_proto(data_type: &DataType) -> Result<protobuf::ArrowType> {
 
 fn arrow_type_from_proto(proto: &protobuf::ArrowType) -> Result<DataType> {
     DataType::try_from(proto).map_err(|e| corrupt("a type", e))
+}
+
+fn shredding_to_proto(shredding: &ShreddingOptions) -> Result<Vec<ShreddedColumn>> {
+    shredding
+        .columns()
+        .iter()
+        .map(|(column, shredding)| {
+            Ok(ShreddedColumn {
+                column: column.clone(),
+                shredding: shredding.as_ref().map(arrow_type_to_proto).transpose()?,
+            })
+        })
+        .collect()
+}
+
+fn shredding_from_proto(columns: &[ShreddedColumn]) -> Result<ShreddingOptions> {
+    let mut shredding = ShreddingOptions::new();
+    for column in columns {
+        shredding = match &column.shredding {
+            Some(t) => shredding.with_column_type(&column.column, arrow_type_from_proto(t)?)?,
+            None => shredding.without_shredding(&column.column),
+        };
+    }
+    Ok(shredding)
 }
 
 /// How decoded nodes get their children: with their properties computed again.
@@ -487,8 +515,9 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
     }
 }
 
-/// The logical codec: the `parquet` file type with its shredding options, and our functions'
-/// planned state; everything else goes to the codec it wraps.
+/// The logical codec: the `parquet` file type with its shredding options, tables over Parquet
+/// files ([`VariantParquetTable`]), and our functions' planned state; everything else goes to the
+/// codec it wraps.
 #[derive(Debug)]
 pub struct VariantLogicalCodec {
     inner: Arc<dyn LogicalExtensionCodec>,
@@ -525,20 +554,35 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
         &self,
         buf: &[u8],
         table_ref: &TableReference,
-        schema: datafusion::arrow::datatypes::SchemaRef,
+        schema: SchemaRef,
         ctx: &TaskContext,
-    ) -> Result<Arc<dyn datafusion::catalog::TableProvider>> {
-        self.inner
-            .try_decode_table_provider(buf, table_ref, schema, ctx)
+    ) -> Result<Arc<dyn TableProvider>> {
+        match buf.split_first() {
+            Some((&OURS, rest)) => {
+                let node = VariantTableNode::decode(rest).map_err(|e| corrupt("a table", e))?;
+                table::decode_table(&node, table_ref, schema, ctx, self)
+            }
+            Some((&OF_INNER_CODEC, rest)) => self
+                .inner
+                .try_decode_table_provider(rest, table_ref, schema, ctx),
+            _ => internal_err!("cannot decode a table: unknown tag"),
+        }
     }
 
     fn try_encode_table_provider(
         &self,
         table_ref: &TableReference,
-        node: Arc<dyn datafusion::catalog::TableProvider>,
+        node: Arc<dyn TableProvider>,
         buf: &mut Vec<u8>,
     ) -> Result<()> {
-        self.inner.try_encode_table_provider(table_ref, node, buf)
+        let Some(table) = node.downcast_ref::<VariantParquetTable>() else {
+            return tagged(buf, OF_INNER_CODEC, |buf| {
+                self.inner.try_encode_table_provider(table_ref, node, buf)
+            });
+        };
+        let message = table::encode_table(table, self)?;
+        buf.push(OURS);
+        message.encode(buf).map_err(|e| corrupt("a table", e))
     }
 
     fn try_decode_file_format(
@@ -558,16 +602,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
                     ),
                     None => VariantParquetFormatFactory::new(),
                 };
-                let mut shredding = ShreddingOptions::new();
-                for column in &node.shredding {
-                    shredding = match &column.shredding {
-                        Some(t) => {
-                            shredding.with_column_type(&column.column, arrow_type_from_proto(t)?)?
-                        }
-                        None => shredding.without_shredding(&column.column),
-                    };
-                }
-                factory = factory.with_shredding(shredding);
+                factory = factory.with_shredding(shredding_from_proto(&node.shredding)?);
                 Ok(Arc::new(factory))
             }
             Some((&OF_INNER_CODEC, rest)) => self.inner.try_decode_file_format(rest, ctx),
@@ -590,17 +625,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
                 "a Parquet file type with an application's expression adapter cannot be encoded"
             );
         }
-        let shredding = factory
-            .shredding()
-            .columns()
-            .iter()
-            .map(|(column, shredding)| {
-                Ok(ShreddedColumn {
-                    column: column.clone(),
-                    shredding: shredding.as_ref().map(arrow_type_to_proto).transpose()?,
-                })
-            })
-            .collect::<Result<_>>()?;
+        let shredding = shredding_to_proto(factory.shredding())?;
         let parquet_options = factory.parquet_options().map(parquet_options_to_proto);
         buf.push(OURS);
         VariantFormatNode {

@@ -8,14 +8,19 @@ use crate::display::render_variants_as_json;
 use async_trait::async_trait;
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::common::tree_node::TreeNode;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::listing::ListingTable;
 use datafusion::datasource::sink::DataSinkExec;
+use datafusion::datasource::{ViewTable, source_as_provider};
 use datafusion::error::DataFusionError;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::logical_expr::{LogicalPlan, TableSource};
 use datafusion::physical_plan::{ExecutionPlan, collect};
 use datafusion::prelude::SessionContext;
 use datafusion_datasource::memory::MemSink;
 use sqllogictest::{AsyncDB, DBOutput};
+
+use crate::parquet::VariantParquetTable;
 
 use super::normalize::{DFColumnType, convert_batches, convert_schema_to_types};
 
@@ -84,10 +89,12 @@ impl AsyncDB for VariantSltDb {
 }
 
 /// Put in a session's configuration (`SessionConfig::with_extension`), it makes
-/// [`VariantSltDb`] run every query through its physical plan encoded with our codec
-/// ([`crate::plan_codec`]) and decoded into a fresh session (the same configuration and
-/// runtime, with [`crate::register_all_with_state`]), where it executes: a file's expected
-/// results then also say that its plans survive serialization, as on a distributed engine.
+/// [`VariantSltDb`] run every query through its plans encoded with our codecs
+/// ([`crate::plan_codec`]) and decoded into fresh sessions (the same configuration and
+/// runtime, with [`crate::register_all_with_state`]): the optimized logical plan (when every
+/// table it touches can travel), planned again where it arrives, and then the physical plan,
+/// which executes. A file's expected results then also say that its plans survive
+/// serialization, as on a distributed engine.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PlanRoundTrip;
 
@@ -111,18 +118,66 @@ fn writes_memory_table(plan: &Arc<dyn ExecutionPlan>) -> bool {
     .unwrap_or(false)
 }
 
+/// True when every table `plan` reads or writes is one a logical plan can carry: listing tables
+/// (ours wrapped as [`VariantParquetTable`]; one over our format that is not, as a URL table,
+/// fails the round trip) and views over them. In-memory tables, the information schema, DDL and
+/// extension nodes stay in this process.
+fn logical_plan_travels(plan: &LogicalPlan) -> bool {
+    let mut travels = true;
+    let walked = plan.apply_with_subqueries(|node| {
+        travels &= match node {
+            LogicalPlan::TableScan(scan) => source_travels(&scan.source),
+            LogicalPlan::Dml(dml) => source_travels(&dml.target),
+            LogicalPlan::Ddl(_)
+            | LogicalPlan::Statement(_)
+            | LogicalPlan::DescribeTable(_)
+            | LogicalPlan::Extension(_) => false,
+            _ => true,
+        };
+        Ok(if travels {
+            TreeNodeRecursion::Continue
+        } else {
+            TreeNodeRecursion::Stop
+        })
+    });
+    walked.is_ok() && travels
+}
+
+fn source_travels(source: &Arc<dyn TableSource>) -> bool {
+    let Ok(provider) = source_as_provider(source) else {
+        return false;
+    };
+    // a listing table over our format travels wrapped: one that is not (a URL table) fails
+    // loudly rather than skipping the round trip
+    if provider.is::<VariantParquetTable>() || provider.is::<ListingTable>() {
+        true
+    } else if let Some(view) = provider.downcast_ref::<ViewTable>() {
+        logical_plan_travels(view.logical_plan())
+    } else {
+        false
+    }
+}
+
 /// Plans and runs `sql`, renders variant columns as JSON and normalizes every cell.
 async fn run_query(ctx: &SessionContext, sql: &str) -> Result<DBOutput<DFColumnType>, EngineError> {
     let df = ctx.sql(sql).await?;
-    let mut task_ctx = Arc::new(df.task_ctx());
-    let mut plan = df.create_physical_plan().await?;
-    if ctx
+    let round_trip = ctx
         .state()
         .config()
         .get_extension::<PlanRoundTrip>()
-        .is_some()
-        && !writes_memory_table(&plan)
-    {
+        .is_some();
+    let (mut task_ctx, mut plan) = if round_trip && logical_plan_travels(df.logical_plan()) {
+        // as Ballista ships a query: optimized, then planned where it arrives
+        let receiver = receiving_session(ctx);
+        let optimized = ctx.state().optimize(df.logical_plan())?;
+        let bytes = crate::plan_codec::logical_plan_to_bytes(&optimized)?;
+        let decoded = crate::plan_codec::logical_plan_from_bytes(&bytes, &receiver.task_ctx())?;
+        let plan = receiver.state().create_physical_plan(&decoded).await?;
+        (receiver.task_ctx(), plan)
+    } else {
+        (Arc::new(df.task_ctx()), df.create_physical_plan().await?)
+    };
+    if round_trip && !writes_memory_table(&plan) {
         let receiver = receiving_session(ctx);
         task_ctx = receiver.task_ctx();
         let bytes = crate::plan_codec::physical_plan_to_bytes(plan)?;
