@@ -24,13 +24,14 @@ use datafusion::common::DataFusionError;
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::physical_plan::collect;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_distributed::{
     ChannelResolver, DistributedExt, DistributedMetricsFormat, SessionStateBuilderExt, Worker,
     WorkerChannel, WorkerQueryContext, WorkerResolver, display_plan_ascii, grpc,
     rewrite_distributed_plan_with_metrics,
 };
 use datafusion_parquet_variant::distributed::variant_session_state;
+use datafusion_parquet_variant::slt::{SessionFactory, collect_files, run_files};
 use hyper_util::rt::TokioIo;
 use tonic::transport::{Endpoint, Server};
 use url::Url;
@@ -258,4 +259,53 @@ async fn benchmark_queries_give_the_same_rows_on_three_workers() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The Parquet files of our sqllogictest suite (reading our, Spark's and DuckDB's files,
+/// shredded and not; `COPY` and `INSERT` with explicit and automatic shredding; INTERVAL), every
+/// query planned by the distributed planner for three workers, which run its scans and writes:
+/// the files' expected results hold as in one process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parquet_slt_files_pass_on_three_workers() {
+    let cluster = InMemoryCluster::start();
+    let session: SessionFactory = Arc::new(move || {
+        let builder = SessionStateBuilder::new()
+            .with_config(SessionConfig::new().with_target_partitions(4))
+            .with_default_features()
+            .with_distributed_worker_resolver(cluster.clone())
+            .with_distributed_channel_resolver(cluster.clone())
+            .with_distributed_planner()
+            .with_distributed_file_scan_config_bytes_per_partition(1)?;
+        Ok(SessionContext::new_with_state(variant_session_state(
+            builder,
+        )?))
+    });
+    // such a session distributes a scan of one of the suite's files
+    let ctx = session().unwrap();
+    common::run(
+        &ctx,
+        "CREATE EXTERNAL TABLE events STORED AS PARQUET \
+         LOCATION 'sqllogictests/data/variant_events.parquet'",
+    )
+    .await;
+    let sql = "SELECT kind, count(*) FROM events GROUP BY kind";
+    let shown = display_plan_ascii(common::plan(&ctx, sql).await.as_ref(), false);
+    assert!(shown.contains("Stage 1"), "{shown}");
+
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sqllogictests");
+    let files: Vec<_> = collect_files(&[dir.to_string()])
+        .expect("the suite's files")
+        .into_iter()
+        .filter(|file| {
+            file.path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("parquet_"))
+        })
+        .collect();
+    assert_eq!(files.len(), 5, "{files:?}");
+    let failed = run_files(files, Arc::clone(&session), 1, false).await;
+    assert_eq!(
+        failed, 0,
+        "files failed on the cluster (see the report above)"
+    );
 }
