@@ -29,7 +29,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::{DataFusionError, Result, TableReference, internal_err, not_impl_err};
@@ -40,6 +40,7 @@ use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
+use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
 use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
@@ -161,6 +162,47 @@ fn arrow_type_from_proto(proto: &protobuf::ArrowType) -> Result<DataType> {
     DataType::try_from(proto).map_err(|e| corrupt("a type", e))
 }
 
+/// Takes the projection out of the Parquet scan `scan`, with the schema its expressions are
+/// over (the table's: the files' columns and the partition columns).
+fn take_scan_projection(
+    scan: &mut protobuf::PhysicalPlanNode,
+) -> Result<Option<(protobuf::ProjectionExprs, Schema)>> {
+    let Some(protobuf::physical_plan_node::PhysicalPlanType::ParquetScan(parquet)) =
+        &mut scan.physical_plan_type
+    else {
+        return Ok(None);
+    };
+    let conf = parquet
+        .base_conf
+        .as_mut()
+        .ok_or_else(|| corrupt("a scan", "no configuration"))?;
+    let Some(projection) = conf.projection_exprs.take() else {
+        return Ok(None);
+    };
+    let schema = Schema::try_from(required(&conf.schema, "a scan's schema")?)
+        .map_err(|e| corrupt("a scan's schema", e))?;
+    Ok(Some((projection, schema)))
+}
+
+/// The Parquet scan `plan` (decoded without a projection) projecting `projection`, as
+/// DataFusion's decoding would have pushed it into the source.
+fn with_scan_projection(
+    plan: Arc<dyn ExecutionPlan>,
+    projection: ProjectionExprs,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let Some(config) = plan
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
+    else {
+        return internal_err!("a variant scan that is no file scan");
+    };
+    let mut config = config.clone();
+    if let Some(source) = config.file_source.try_pushdown_projection(&projection)? {
+        config.file_source = source;
+    }
+    Ok(DataSourceExec::from_data_source(config))
+}
+
 fn shredding_to_proto(shredding: &ShreddingOptions) -> Result<Vec<ShreddedColumn>> {
     shredding
         .columns()
@@ -245,7 +287,26 @@ impl VariantPhysicalCodec {
         converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
-        let plan = converter.proto_to_execution_plan(required(&node.scan, "scan")?, &decode_ctx)?;
+        // the scan's own projection is decoded here rather than by DataFusion, which would
+        // drop the metadata of its function calls' results (`s['v']` of a nested variant)
+        let mut scan = required(&node.scan, "scan")?.clone();
+        let projection = take_scan_projection(&mut scan)?;
+        let mut plan = converter.proto_to_execution_plan(&scan, &decode_ctx)?;
+        if let Some((projection, schema)) = projection {
+            let exprs = projection
+                .projections
+                .iter()
+                .map(|p| {
+                    let expr = required(&p.expr, "a projected expression")?;
+                    let expr = converter.proto_to_physical_expr(expr, &schema, &decode_ctx)?;
+                    Ok(ProjectionExpr::new(
+                        restore::restore_expr(expr, &schema)?.data,
+                        p.alias.clone(),
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            plan = with_scan_projection(plan, ProjectionExprs::new(exprs))?;
+        }
         let adapter = node
             .variant_adapter
             .then(|| Arc::new(VariantExprAdapterFactory::over_default()));

@@ -18,9 +18,10 @@ use crate::variant_array::{has_variant_shape, variant_extension_metadata};
 /// `plan` with the return fields of its projections' function calls computed again from their
 /// arguments (as planning did), and variant-shaped literals marked as variants. The nodes above
 /// a changed projection are rebuilt over it: those whose schema is their input's follow (an
-/// aggregate keeps the schema it was decoded with). Calls elsewhere (filters, aggregates, a
-/// scan's own projection) keep their decoded fields: their results are read by our functions
-/// from their shape, and only projections name the columns a query returns or writes. A call
+/// aggregate keeps the schema it was decoded with). Calls elsewhere (filters, aggregates) keep
+/// their decoded fields: their results are read by our functions from their shape, and only
+/// projections name the columns a query returns or writes. (The projection of our Parquet scan
+/// is restored as the codec decodes it.) A call
 /// whose return field cannot be computed again keeps the decoded one.
 pub fn restore_variant_fields(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     plan.transform_up(|node| {
@@ -53,7 +54,7 @@ pub fn restore_variant_fields(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn Ex
 }
 
 /// `expr` (over `schema`) with its function calls' return fields and literals restored.
-fn restore_expr(
+pub(super) fn restore_expr(
     expr: Arc<dyn PhysicalExpr>,
     schema: &Schema,
 ) -> Result<Transformed<Arc<dyn PhysicalExpr>>> {
