@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use datafusion::catalog::Session;
 use datafusion::common::config::TableOptions;
+use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::Result;
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
@@ -22,8 +23,9 @@ use crate::sql::{
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
 /// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`, `CAST(x AS VARIANT)`), `variant_explode` in FROM
-/// (also `LATERAL`), JSON display of variants, and the `parquet` file
-/// format reading variant columns as variants ([`crate::parquet`]).
+/// (also `LATERAL`), JSON display of variants, the `parquet` file format reading variant
+/// columns as variants, and `CREATE EXTERNAL TABLE .. STORED AS PARQUET` making tables that
+/// logical plans can carry (around the session's own factory; [`crate::parquet`]).
 ///
 /// The `VARIANT` type name needs a type planner, which DataFusion 55 only accepts when the
 /// session state is built: use [`register_all_with_state`] (or [`session_context`]) for it.
@@ -48,9 +50,15 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
     state.add_analyzer_rule(Arc::new(LateralExplodeRule));
     state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
-    state
-        .table_factories_mut()
-        .insert("PARQUET".to_string(), Arc::new(VariantTableFactory::new()));
+    let parquet_tables = state
+        .table_factories()
+        .get("PARQUET")
+        .cloned()
+        .unwrap_or_else(|| Arc::new(DefaultTableFactory::new()));
+    state.table_factories_mut().insert(
+        "PARQUET".to_string(),
+        Arc::new(VariantTableFactory::wrapping(parquet_tables)),
+    );
     state
         .extension_type_registry()
         .add_extension_type_registration(variant_extension_registration())?;
@@ -105,10 +113,17 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .file_formats()
         .get_or_insert_with(Vec::new)
         .insert(0, Arc::new(VariantParquetFormatFactory::new()));
-    builder
+    let table_factories = builder
         .table_factories()
-        .get_or_insert_with(Default::default)
-        .insert("PARQUET".to_string(), Arc::new(VariantTableFactory::new()));
+        .get_or_insert_with(Default::default);
+    let parquet_tables = table_factories
+        .get("PARQUET")
+        .cloned()
+        .unwrap_or_else(|| Arc::new(DefaultTableFactory::new()));
+    table_factories.insert(
+        "PARQUET".to_string(),
+        Arc::new(VariantTableFactory::wrapping(parquet_tables)),
+    );
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
     builder

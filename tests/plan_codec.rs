@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::catalog::TableProvider;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
@@ -406,7 +407,7 @@ async fn logical_plans_carry_parquet_tables() {
     let create = format!(
         "CREATE EXTERNAL TABLE events
          STORED AS PARQUET PARTITIONED BY (part) WITH ORDER (id ASC) LOCATION '{}/'
-         OPTIONS ('variant.shred.v' 'struct<a bigint>')",
+         OPTIONS ('variant.shred.v' 'struct<a bigint, never string>')",
         dir.display()
     );
     common::run(&ctx, &create).await;
@@ -425,8 +426,18 @@ async fn logical_plans_carry_parquet_tables() {
         .downcast_ref::<VariantParquetTable>()
         .expect("our table after decoding");
     let options = table.inner().options();
-    assert_eq!(options.table_partition_cols.len(), 1);
-    assert_eq!(options.table_partition_cols[0].0, "part");
+    assert_eq!(
+        options.table_partition_cols,
+        [(
+            "part".to_string(),
+            DataType::Dictionary(Box::new(DataType::UInt16), Box::new(DataType::Utf8))
+        )]
+    );
+    let definition = table.get_table_definition().expect("its statement");
+    assert!(
+        definition.starts_with("CREATE EXTERNAL TABLE events"),
+        "{definition}"
+    );
     assert_eq!(options.file_sort_order.len(), 1);
     let paths = table.inner().table_paths();
     assert_eq!(paths.len(), 1);
@@ -463,7 +474,8 @@ async fn logical_plans_carry_parquet_tables() {
     assert_eq!(pretty(&batches), expected);
     assert!(common::metric_sum(plan.as_ref(), "variant_paths_from_shredded_leaves") > 0);
 
-    // an INSERT planned where it arrives writes with the table's shredding option
+    // an INSERT planned where it arrives writes with the table's shredding option (a field no
+    // inference from the row would shred)
     let insert = r#"INSERT INTO events VALUES (1000, parse_json('{"a": 7}'), 0)"#;
     let (decoded, receiver) = ship_logical(&ctx, insert).await;
     let written = receiver
@@ -489,7 +501,7 @@ async fn logical_plans_carry_parquet_tables() {
         .collect::<Vec<_>>();
     assert_eq!(new_files.len(), 1, "{new_files:?}");
     let schema = common::parquet_schema_text(&new_files.pop().unwrap());
-    assert!(schema.contains("typed_value"), "{schema}");
+    assert!(schema.contains(" never "), "{schema}");
     // read in a new session (`ctx` keeps its listing of the files in its cache)
     let reader = session_context();
     common::run(&reader, &create).await;
@@ -570,4 +582,8 @@ async fn corrupt_plan_bytes_are_errors() {
         let table = codec.try_decode_table_provider(garbage, &name, schema.clone(), &receiver);
         assert!(table.is_err());
     }
+    // a table without locations (an empty message, a valid file type), which an INSERT would
+    // index
+    let table = codec.try_decode_table_provider(&[1], &name, schema, &receiver);
+    assert!(table.is_err());
 }

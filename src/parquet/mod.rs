@@ -42,9 +42,12 @@ use datafusion::common::config::TableParquetOptions;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::Result;
+use datafusion::common::TableReference;
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::file_format::format_as_file_type;
-use datafusion::datasource::listing::ListingOptions;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::{DataFrame, SessionContext};
 
@@ -86,11 +89,17 @@ pub async fn register_parquet_table(ctx: &SessionContext, name: &str, path: &str
     let state = ctx.state();
     let format = VariantParquetFormatFactory::new().create(&state, &Default::default())?;
     let options = ListingOptions::new(format).with_file_extension(".parquet");
-    ctx.register_listing_table(name, path, options, None, None)
-        .await?;
-    // the same table, wrapped so that logical plans over it can be serialized
-    let table = ctx.deregister_table(name)?.expect("registered above");
-    ctx.register_table(name, VariantParquetTable::wrapped(table))?;
+    // as `SessionContext::register_listing_table` does, wrapped so that logical plans over the
+    // table can be serialized
+    let name = TableReference::from(name);
+    let path = ListingTableUrl::parse(path)?.with_table_ref(name.clone());
+    let schema = options.infer_schema(&state, &path).await?;
+    let config = ListingTableConfig::new(path)
+        .with_listing_options(options)
+        .with_schema(schema);
+    let table = ListingTable::try_new(config)?
+        .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
+    ctx.register_table(name, Arc::new(VariantParquetTable::new(table)?))?;
     Ok(())
 }
 

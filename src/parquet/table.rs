@@ -24,14 +24,18 @@ use datafusion::physical_plan::ExecutionPlan;
 use super::VariantParquetFormat;
 
 /// A `ListingTable` whose files are read (and written, by `INSERT`) through
-/// [`VariantParquetFormat`]; it behaves exactly as the table it wraps.
+/// [`VariantParquetFormat`]; it behaves as the table it wraps, but code that looks for a
+/// `ListingTable` (as DataFusion's own plan encoding does) no longer finds one.
 #[derive(Debug)]
 pub struct VariantParquetTable {
     inner: ListingTable,
 }
 
 impl VariantParquetTable {
-    /// Wraps `table`, whose format must be [`VariantParquetFormat`].
+    /// Wraps `table`, whose format must be [`VariantParquetFormat`]. Encoded in a plan, it
+    /// keeps its locations, options, partition columns, declared orders and definition; an
+    /// expression adapter set through `ListingTableConfig`, constraints and column defaults
+    /// are not carried.
     pub fn new(table: ListingTable) -> Result<Self> {
         if !table.options().format.is::<VariantParquetFormat>() {
             return plan_err!("a VariantParquetTable reads through VariantParquetFormat");
@@ -132,18 +136,30 @@ impl TableProvider for VariantParquetTable {
     }
 }
 
-/// `CREATE EXTERNAL TABLE` through DataFusion's own factory, the listing tables it creates over
-/// [`VariantParquetFormat`] wrapped as [`VariantParquetTable`]s;
-/// [`register_all`](crate::register_all) installs it for `PARQUET`.
-#[derive(Debug, Default)]
+/// `CREATE EXTERNAL TABLE` through another factory (DataFusion's own unless given), the listing
+/// tables it creates over [`VariantParquetFormat`] wrapped as [`VariantParquetTable`]s;
+/// [`register_all`](crate::register_all) installs it for `PARQUET`, around the factory the
+/// session had.
+#[derive(Debug)]
 pub struct VariantTableFactory {
-    inner: DefaultTableFactory,
+    inner: Arc<dyn TableProviderFactory>,
 }
 
 impl VariantTableFactory {
-    /// The factory.
+    /// Around DataFusion's own factory.
     pub fn new() -> Self {
-        Self::default()
+        Self::wrapping(Arc::new(DefaultTableFactory::new()))
+    }
+
+    /// Around `inner`.
+    pub fn wrapping(inner: Arc<dyn TableProviderFactory>) -> Self {
+        Self { inner }
+    }
+}
+
+impl Default for VariantTableFactory {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -166,4 +166,7 @@ pub(crate) struct TablePath {
     pub url: String,
     #[prost(string, optional, tag = "2")]
     pub glob: Option<String>,
+    /// The name the table had when it was made (DataFusion's file listing cache is keyed by it).
+    #[prost(message, optional, tag = "3")]
+    pub table_ref: Option<protobuf::TableReference>,
 }

@@ -42,6 +42,7 @@ use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::physical_expr::proto_decode::PhysicalExprDecodeCtx;
 use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprEncodeCtx;
 use datafusion::physical_plan::ExecutionPlan;
@@ -201,6 +202,19 @@ fn with_scan_projection(
         config.file_source = source;
     }
     Ok(DataSourceExec::from_data_source(config))
+}
+
+/// An error when `adapter` is set: an application's expression adapter cannot travel.
+fn no_application_adapter(
+    adapter: Option<&Arc<dyn PhysicalExprAdapterFactory>>,
+    what: &str,
+) -> Result<()> {
+    match adapter {
+        Some(_) => {
+            not_impl_err!("{what} with an application's expression adapter cannot be encoded")
+        }
+        None => Ok(()),
+    }
 }
 
 fn shredding_to_proto(shredding: &ShreddingOptions) -> Result<Vec<ShreddedColumn>> {
@@ -621,7 +635,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
         match buf.split_first() {
             Some((&OURS, rest)) => {
                 let node = VariantTableNode::decode(rest).map_err(|e| corrupt("a table", e))?;
-                table::decode_table(&node, table_ref, schema, ctx, self)
+                table::decode_table(&node, schema, ctx, self)
             }
             Some((&OF_INNER_CODEC, rest)) => self
                 .inner
@@ -681,11 +695,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
                 self.inner.try_encode_file_format(buf, node)
             });
         };
-        if factory.expr_adapter_factory().is_some() {
-            return not_impl_err!(
-                "a Parquet file type with an application's expression adapter cannot be encoded"
-            );
-        }
+        no_application_adapter(factory.expr_adapter_factory(), "a Parquet file type")?;
         let shredding = shredding_to_proto(factory.shredding())?;
         let parquet_options = factory.parquet_options().map(parquet_options_to_proto);
         buf.push(OURS);

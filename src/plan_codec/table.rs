@@ -16,8 +16,8 @@ use datafusion_proto::protobuf;
 
 use super::messages::{TablePath, VariantFormatNode, VariantTableNode};
 use super::{
-    arrow_type_from_proto, arrow_type_to_proto, corrupt, parquet_options_to_proto, required,
-    shredding_from_proto, shredding_to_proto,
+    arrow_type_from_proto, arrow_type_to_proto, corrupt, no_application_adapter,
+    parquet_options_to_proto, required, shredding_from_proto, shredding_to_proto,
 };
 use crate::parquet::{VariantParquetFormat, VariantParquetTable};
 
@@ -27,11 +27,7 @@ pub(super) fn encode_table(
     codec: &dyn LogicalExtensionCodec,
 ) -> Result<VariantTableNode> {
     let format = table.format();
-    if format.expr_adapter_factory().is_some() {
-        return not_impl_err!(
-            "a Parquet table with an application's expression adapter cannot be encoded"
-        );
-    }
+    no_application_adapter(format.expr_adapter_factory(), "a Parquet table")?;
     let listing = table.inner();
     let options = listing.options();
     if options.output_partitioning.is_some() {
@@ -46,6 +42,7 @@ pub(super) fn encode_table(
                 .get_glob()
                 .as_ref()
                 .map(|glob| glob.as_str().to_string()),
+            table_ref: path.get_table_ref().clone().map(Into::into),
         })
         .collect();
     let partition_columns = options
@@ -80,10 +77,9 @@ pub(super) fn encode_table(
     })
 }
 
-/// The table `node` describes, named `table_ref`, with `schema` (partition columns included).
+/// The table `node` describes, with `schema` (partition columns included).
 pub(super) fn decode_table(
     node: &VariantTableNode,
-    table_ref: &TableReference,
     schema: SchemaRef,
     ctx: &TaskContext,
     codec: &dyn LogicalExtensionCodec,
@@ -95,6 +91,9 @@ pub(super) fn decode_table(
     let format = VariantParquetFormat::new()
         .with_options(parquet_options)
         .with_shredding(shredding_from_proto(&format_node.shredding)?);
+    if node.paths.is_empty() {
+        return Err(corrupt("a table", "no location"));
+    }
     let paths = node
         .paths
         .iter()
@@ -105,7 +104,13 @@ pub(super) fn decode_table(
                 Some(glob) => location.with_glob(glob)?,
                 None => location,
             };
-            Ok(location.with_table_ref(table_ref.clone()))
+            Ok(match &path.table_ref {
+                Some(name) => location.with_table_ref(
+                    TableReference::try_from(name.clone())
+                        .map_err(|e| corrupt("a table name", e))?,
+                ),
+                None => location,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     let partition_columns = node
