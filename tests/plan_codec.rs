@@ -300,26 +300,15 @@ async fn logical_plans_carry_the_explode_and_the_parquet_file_type() {
     let sql = format!(
         "SELECT t.id, e.key FROM {DOCS}, LATERAL variant_explode(parse_json(t.j)) AS e ORDER BY 1, 2"
     );
-    let df = ctx.sql(&sql).await.unwrap();
-    // as an engine ships it (Ballista's planner gets it so): analyzed and optimized, where the
-    // lateral explode is an unnest of our hidden list function
-    let plan = ctx.state().optimize(df.logical_plan()).unwrap();
-    let expected = pretty(&df.collect().await.unwrap());
+    let expected = pretty(&common::run(&ctx, &sql).await);
+    // shipped analyzed and optimized, where the lateral explode is an unnest of our hidden
+    // list function
+    let (decoded, receiver) = ship_logical(&ctx, &sql).await;
     assert!(
-        format!("{plan}").contains("__variant_explode_list"),
-        "{plan}"
+        format!("{decoded}").contains("__variant_explode_list"),
+        "{decoded}"
     );
-    let bytes = logical_plan_to_bytes(&plan).unwrap();
-    let receiver = session_context();
-    let decoded = logical_plan_from_bytes(&bytes, &receiver.task_ctx()).unwrap();
-    let batches = receiver
-        .execute_logical_plan(decoded)
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    assert_eq!(pretty(&batches), expected);
+    assert_eq!(pretty(&execute(&receiver, decoded).await), expected);
 
     // COPY's file type: our factory with its shredding options and fixed Parquet options
     let codec = VariantLogicalCodec::default();
@@ -371,6 +360,12 @@ async fn ship_logical(ctx: &SessionContext, sql: &str) -> (LogicalPlan, SessionC
     let receiver = session_context();
     let decoded = logical_plan_from_bytes(&bytes, &receiver.task_ctx()).unwrap();
     (decoded, receiver)
+}
+
+/// The batches of the logical `plan` run in `ctx`.
+async fn execute(ctx: &SessionContext, plan: LogicalPlan) -> Vec<RecordBatch> {
+    let df = ctx.execute_logical_plan(plan).await.unwrap();
+    df.collect().await.unwrap()
 }
 
 /// The table the first scan of `plan` reads.
@@ -478,13 +473,7 @@ async fn logical_plans_carry_parquet_tables() {
     // inference from the row would shred)
     let insert = r#"INSERT INTO events VALUES (1000, parse_json('{"a": 7}'), 0)"#;
     let (decoded, receiver) = ship_logical(&ctx, insert).await;
-    let written = receiver
-        .execute_logical_plan(decoded)
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    let written = execute(&receiver, decoded).await;
     assert!(
         pretty(&written).contains("| 1     |"),
         "{}",
