@@ -1610,3 +1610,31 @@ async fn arrow_typeof_reports_the_logical_mapping() {
     assert_eq!(cells["t"], [r#"Timestamp(µs, "UTC")"#]);
     assert_eq!(cells["l"], ["List(non-null Int32, field: 'element')"]);
 }
+
+/// A column's Parquet type decides the fix-ups of every file (the first file that needs one):
+/// a nested INTERVAL, read as the parquet crate reads it, needs none, so a file whose struct
+/// holds only that does not take the decision from a later file whose struct has an ENUM too.
+#[test]
+fn a_nested_interval_alone_does_not_decide_a_column() {
+    use datafusion_parquet_variant::parquet::logical_types::{
+        ParquetColumnTypes, collect_logical_type_fixups,
+    };
+    let descriptor =
+        |text: &str| SchemaDescriptor::new(Arc::new(parse_message_type(text).unwrap()));
+    let only_interval = descriptor(
+        "message m { optional group s { optional fixed_len_byte_array(12) iv (INTERVAL); } }",
+    );
+    let with_enum = descriptor(
+        "message m { optional group s {
+            optional fixed_len_byte_array(12) iv (INTERVAL); optional binary e (ENUM); } }",
+    );
+    let mut types = ParquetColumnTypes::new();
+    collect_logical_type_fixups(&only_interval, &mut types);
+    assert!(types.is_empty(), "{types:?}");
+    collect_logical_type_fixups(&with_enum, &mut types);
+    assert_eq!(types["s"].get_fields().len(), 2, "{types:?}");
+    // at the top level, INTERVAL is one
+    let top = descriptor("message m { optional fixed_len_byte_array(12) iv (INTERVAL); }");
+    collect_logical_type_fixups(&top, &mut types);
+    assert!(types.contains_key("iv"), "{types:?}");
+}

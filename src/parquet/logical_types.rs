@@ -55,22 +55,28 @@ pub type ParquetColumnTypes = BTreeMap<String, TypePtr>;
 /// to `out` (those it has already stay).
 pub fn collect_logical_type_fixups(schema: &SchemaDescriptor, out: &mut ParquetColumnTypes) {
     for field in schema.root_schema().get_fields() {
-        if !out.contains_key(field.name()) && needs_fixup(field) {
+        if !out.contains_key(field.name()) && needs_fixup(field, true) {
             out.insert(field.name().to_string(), Arc::clone(field));
         }
     }
 }
 
-/// True when `parquet` or a type inside it has a fix-up.
+/// True when `parquet` (a top-level column when `top`) or a type inside it has a fix-up.
 #[recursive::recursive]
-fn needs_fixup(parquet: &Type) -> bool {
+fn needs_fixup(parquet: &Type, top: bool) -> bool {
     if parquet.is_primitive() {
-        return fixup_of(parquet).is_some();
+        return fixup_of(parquet, top).is_some();
     }
-    parquet.get_fields().iter().any(|f| needs_fixup(f))
+    parquet.get_fields().iter().any(|f| needs_fixup(f, false))
 }
 
-fn fixup_of(field: &Type) -> Option<LogicalTypeFixup> {
+/// The fix-up of the primitive `field`, a top-level column when `top`: INTERVAL is read exactly
+/// only there (a fix-up is one of the three kinds, never several).
+fn fixup_of(field: &Type, top: bool) -> Option<LogicalTypeFixup> {
+    primitive_fixup(field).filter(|fixup| top || !fixup.as_interval)
+}
+
+fn primitive_fixup(field: &Type) -> Option<LogicalTypeFixup> {
     if !field.is_primitive() {
         return None;
     }
@@ -175,9 +181,7 @@ fn fixed(field: &Field, parquet: &Type, top: bool, as_element: bool) -> Option<F
             })?)
         }
         _ if parquet.is_primitive() => {
-            let mut fixup = fixup_of(parquet)?;
-            fixup.as_interval &= top;
-            return fixed_field(field, &fixup);
+            return fixed_field(field, &fixup_of(parquet, top)?);
         }
         _ => return None,
     };
