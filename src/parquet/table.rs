@@ -45,15 +45,13 @@ impl VariantParquetTable {
 
     /// `provider` wrapped when it is a `ListingTable` over [`VariantParquetFormat`], else itself.
     pub fn wrapped(provider: Arc<dyn TableProvider>) -> Arc<dyn TableProvider> {
-        let Some(table) = provider.downcast_ref::<ListingTable>() else {
-            return provider;
-        };
-        if !table.options().format.is::<VariantParquetFormat>() {
-            return provider;
+        match provider.downcast_ref::<ListingTable>() {
+            Some(table) => match Self::new(table.clone()) {
+                Ok(ours) => Arc::new(ours),
+                Err(_) => provider,
+            },
+            None => provider,
         }
-        Arc::new(Self {
-            inner: table.clone(),
-        })
     }
 
     /// The listing table it wraps.

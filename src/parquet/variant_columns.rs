@@ -10,10 +10,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use crate::codec::{JsonParser, Value, Variant, VariantBuilder};
-use crate::variant_array::{
-    EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, VARIANT_EXTENSION_NAME, has_variant_shape,
-    is_variant_field,
-};
+use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
 
 /// The key-value metadata key under which Spark stores its schema (as JSON) in Parquet files.
 pub const SPARK_ROW_METADATA_KEY: &str = "org.apache.spark.sql.parquet.row.metadata";
@@ -115,11 +112,7 @@ pub fn with_variant_extension(schema: &SchemaRef, columns: &VariantColumns) -> S
             return None;
         }
         let mut metadata = field.metadata().clone();
-        metadata.insert(
-            EXTENSION_NAME_KEY.to_string(),
-            VARIANT_EXTENSION_NAME.to_string(),
-        );
-        metadata.insert(EXTENSION_METADATA_KEY.to_string(), String::new());
+        metadata.extend(variant_extension_metadata());
         Some(Arc::new(field.as_ref().clone().with_metadata(metadata)))
     })
 }
