@@ -4,6 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release --example jsonbench -- [--rows N] [--dir D] [--runs R] [--query q1,q4]
+//!     [--layout shredded,unshredded]
 //! ```
 //!
 //! Layouts (files under `D`, generated once per row count and reused):
@@ -54,6 +55,8 @@ struct Args {
     dir: PathBuf,
     runs: usize,
     queries: Option<Vec<String>>,
+    /// The layouts to time (all when None): one alone, e.g. under a profiler.
+    layouts: Option<Vec<String>>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -62,6 +65,7 @@ fn parse_args() -> Result<Args> {
         dir: PathBuf::from("target/jsonbench"),
         runs: 3,
         queries: None,
+        layouts: None,
     };
     let mut it = std::env::args().skip(1);
     let bad = |what: &str| DataFusionError::Plan(format!("jsonbench: {what}"));
@@ -75,6 +79,7 @@ fn parse_args() -> Result<Args> {
             "--dir" => args.dir = PathBuf::from(value()?),
             "--runs" => args.runs = value()?.parse().map_err(|_| bad("--runs N"))?,
             "--query" => args.queries = Some(value()?.split(',').map(String::from).collect()),
+            "--layout" => args.layouts = Some(value()?.split(',').map(String::from).collect()),
             other => return Err(bad(&format!("unknown argument {other}"))),
         }
     }
@@ -245,7 +250,11 @@ async fn main() -> Result<()> {
             } else {
                 Some(query.variant)
             };
-            let Some(sql) = sql else {
+            let chosen = args
+                .layouts
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|l| l == layout));
+            let Some(sql) = sql.filter(|_| chosen) else {
                 cells.push(None);
                 continue;
             };
