@@ -81,6 +81,21 @@ pub(crate) fn covering_word(b: &[u8]) -> u64 {
     }
 }
 
+/// Rows written before an output buffer is sized for the whole batch, by
+/// [`reserve_at_sample_rate`].
+pub(crate) const SIZE_SAMPLE_ROWS: usize = 64;
+
+/// Called after each row of a batch of `rows`, `written` of them done: once the first
+/// [`SIZE_SAMPLE_ROWS`] are written, reserves room in `out` for the rest at their rate (plus an
+/// eighth, at most 256 MiB), so that the buffer rarely grows and copies what it holds.
+#[inline]
+pub(crate) fn reserve_at_sample_rate(out: &mut Vec<u8>, written: usize, rows: usize) {
+    if written == SIZE_SAMPLE_ROWS && rows > SIZE_SAMPLE_ROWS {
+        let rest = out.len() / SIZE_SAMPLE_ROWS * (rows - SIZE_SAMPLE_ROWS);
+        out.reserve((rest + rest / 8).min(256 << 20));
+    }
+}
+
 /// Appends `b` to `out`. Up to 16 bytes are copied inline as two overlapping loads and stores
 /// (the short keys, strings and numbers of JSON output), where a call to `memcpy` would cost
 /// more than the copy itself; longer input is appended with `extend_from_slice`.

@@ -14,7 +14,7 @@
 
 use std::fmt::{self, Write as _};
 
-use super::bytes::{covering_word, push_short};
+use super::bytes::{covering_word, push_framed, push_short};
 use chrono::{DateTime, NaiveDateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 
@@ -910,10 +910,7 @@ pub(crate) fn is_plain_ascii(bytes: &[u8]) -> bool {
 /// [`write_json_string`] for bytes already known to be UTF-8 (keys of a checked dictionary).
 pub(crate) fn write_json_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     if is_plain_ascii(bytes) {
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
+        push_framed(out, b"\"", bytes, b"\"");
         return;
     }
     out.reserve(bytes.len() + 2);

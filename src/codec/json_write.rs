@@ -39,21 +39,18 @@ impl JsonRowWriter {
         value: &[u8],
         tz: &SessionTimeZone,
     ) -> Result<()> {
-        let start = out.len();
-        if self.write_raw(out, metadata, value, tz).is_ok() {
-            return Ok(());
+        match self.row_keys(metadata) {
+            Ok(keys) => write_in_row(out, &keys, value, tz),
+            Err(Unreadable) => write_json(out, Variant::try_new(metadata, value)?, tz),
         }
-        out.truncate(start);
-        write_json(out, Variant::try_new(metadata, value)?, tz)
     }
 
-    fn write_raw(
+    /// The keys of `metadata`, read and checked once for all the values of a row written with
+    /// [`write_in_row`] (a shredded row's residual values share their row's metadata).
+    pub(crate) fn row_keys<'a>(
         &mut self,
-        out: &mut Vec<u8>,
-        metadata: &[u8],
-        value: &[u8],
-        tz: &SessionTimeZone,
-    ) -> std::result::Result<(), Unreadable> {
+        metadata: &'a [u8],
+    ) -> std::result::Result<KeyText<'a>, Unreadable> {
         let keys = RawKeys::new(metadata)?;
         // Keys that are all plain ASCII (one pass over the dictionary) need neither the UTF-8
         // check nor escaping: each is written as quote, bytes, quote.
@@ -63,14 +60,42 @@ impl JsonRowWriter {
             keys.check_utf8()?;
             self.checked_metadata.extend_from_slice(metadata);
         }
-        let keys = KeyText { keys, plain };
-        write_raw_value(out, &keys, value, tz, 0).map(|_| ())
+        Ok(KeyText { keys, plain })
     }
 }
 
+/// Appends the JSON text of `value`, of the row whose keys are `keys`, exactly as [`write_json`]:
+/// by the byte-level writer, or where it cannot read the value, by [`write_json`].
+pub(crate) fn write_in_row(
+    out: &mut Vec<u8>,
+    keys: &KeyText<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+) -> Result<()> {
+    let start = out.len();
+    if write_raw_value(out, keys, value, tz, 0).is_ok() {
+        return Ok(());
+    }
+    out.truncate(start);
+    write_json(out, Variant::try_new(keys.keys.bytes, value)?, tz)
+}
+
+/// Appends the JSON text of `value` (which may run on past its end, as an object field's bytes
+/// do), a value of the row whose keys are `keys`, and returns its size; Unreadable (with part of
+/// it written) where the byte-level writer cannot read it.
+pub(crate) fn write_raw_in_row(
+    out: &mut Vec<u8>,
+    keys: &KeyText<'_>,
+    value: &[u8],
+    tz: &SessionTimeZone,
+) -> std::result::Result<usize, Unreadable> {
+    write_raw_value(out, keys, value, tz, 0)
+}
+
 /// A dictionary whose keys are known to be UTF-8, and whether they are all plain ASCII.
-struct KeyText<'a> {
-    keys: RawKeys<'a>,
+#[derive(Clone, Copy)]
+pub(crate) struct KeyText<'a> {
+    pub(crate) keys: RawKeys<'a>,
     plain: bool,
 }
 
@@ -78,7 +103,7 @@ impl KeyText<'_> {
     /// Writes key `id` as a JSON string followed by ':', after a ',' unless it is the `first`
     /// field.
     #[inline]
-    fn write_field_name(
+    pub(crate) fn write_field_name(
         &self,
         out: &mut Vec<u8>,
         id: usize,

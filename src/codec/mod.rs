@@ -28,14 +28,14 @@
 //! ```
 
 mod builder;
-mod bytes;
+pub(crate) mod bytes;
 mod error;
 pub mod format;
 mod json_parse;
-mod json_write;
+pub(crate) mod json_write;
 mod metadata;
 mod path;
-mod raw;
+pub(crate) mod raw;
 mod validate;
 mod value;
 

@@ -349,6 +349,7 @@ impl<'a> FieldTable<'a> for NarrowFields<'a> {
 }
 
 /// The key dictionary of raw metadata bytes.
+#[derive(Clone, Copy)]
 pub(crate) struct RawKeys<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) offset_size: usize,
@@ -567,6 +568,12 @@ pub(crate) struct RawChildren<'a> {
 }
 
 impl<'a> RawChildren<'a> {
+    /// The number of children.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.num
+    }
+
     /// Field id `i` (objects).
     #[inline]
     pub(crate) fn id(&self, i: usize) -> Result<usize, Unreadable> {

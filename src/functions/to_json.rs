@@ -14,6 +14,7 @@ use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
     session_time_zone,
 };
+use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::{JsonRowWriter, SessionTimeZone};
 use crate::shredding::shredded_to_json;
 use crate::variant_array::VariantColumn;
@@ -47,9 +48,6 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
     .with_argument("variant", "A VARIANT value.")
     .build()
 });
-
-/// Rows rendered before the output buffer is sized for the whole batch.
-const SIZE_SAMPLE_ROWS: usize = 64;
 
 /// Renders every row of a variant column as JSON text (SQL NULL stays NULL).
 pub fn variant_array_to_json(
@@ -85,12 +83,7 @@ pub fn variant_array_to_json(
                 any_null = true;
             }
         }
-        if i + 1 == SIZE_SAMPLE_ROWS && n > SIZE_SAMPLE_ROWS {
-            // Reserve for the remaining rows at the sample's rate (plus an eighth, at most
-            // 256 MiB), so the buffer rarely grows and copies what it holds.
-            let rest = values.len() / SIZE_SAMPLE_ROWS * (n - SIZE_SAMPLE_ROWS);
-            values.reserve((rest + rest / 8).min(256 << 20));
-        }
+        reserve_at_sample_rate(&mut values, i + 1, n);
         if values.len() > i32::MAX as usize {
             return exec_err!("{function}: output exceeds 2 GiB in one batch");
         }

@@ -15,8 +15,12 @@ use super::reassemble::{
     Bytes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, Typed, is_shredded,
     residual_object, row_metadata,
 };
-use crate::codec::format::write_json_bytes;
-use crate::codec::{EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone};
+use crate::codec::format::{write_i64, write_json_bytes};
+use crate::codec::json_write::{KeyText, write_in_row, write_raw_in_row};
+use crate::codec::raw::{RawChildren, RawLayout, compare_keys};
+use crate::codec::{
+    EMPTY_METADATA, JsonRowWriter, Metadata, SessionTimeZone, Unreadable, VariantError, basic_type,
+};
 
 /// One field of an object being written: a shredded one, or one of the residual object's
 /// (`(key, value bytes)`).
@@ -34,6 +38,16 @@ impl Field<'_> {
     }
 }
 
+/// The row being written: its metadata (as bytes, as the checked view, and as the byte-level
+/// writer's key dictionary where that can read it) and its index.
+#[derive(Clone, Copy)]
+struct Row<'k> {
+    metadata: &'k [u8],
+    meta: Metadata<'k>,
+    keys: Option<KeyText<'k>>,
+    i: usize,
+}
+
 /// Writes the JSON text of one batch's rows.
 struct JsonWriter<'k, 'tz> {
     rows: JsonRowWriter,
@@ -45,62 +59,56 @@ struct JsonWriter<'k, 'tz> {
 }
 
 impl<'k> JsonWriter<'k, '_> {
-    /// Appends the JSON of `g` at row `i`; false (nothing written) when the value is missing.
+    /// Appends the JSON of `g` at the row; false (nothing written) when the value is missing.
     /// (The recursion goes through [`Self::object`] and [`Self::array`], which guard the stack,
     /// not through each primitive.)
     #[inline]
     fn group(
         &mut self,
-        metadata: &'k [u8],
-        meta: Metadata<'k>,
+        row: &Row<'k>,
         g: &'k GroupPlan<'k>,
-        i: usize,
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<bool> {
-        let value = g.value.as_ref().and_then(|v: &Bytes<'k>| v.get(i));
-        let Some((_, typed)) = g.typed.as_ref().filter(|(t, _)| t.is_valid(i)) else {
+        let value = g.value.as_ref().and_then(|v: &Bytes<'k>| v.get(row.i));
+        let Some((_, typed)) = g.typed.as_ref().filter(|(t, _)| t.is_valid(row.i)) else {
             return match value {
                 Some(v) => {
-                    self.residual(out, metadata, v)?;
+                    self.residual(out, row, v)?;
                     Ok(true)
                 }
                 None => Ok(false),
             };
         };
         match typed {
-            Typed::Object(fields) => self.object(metadata, meta, fields, value, i, out, depth)?,
+            Typed::Object(fields) => self.object(row, fields, value, out, depth)?,
             _ if value.is_some() => {
                 return exec_err!("Invalid variant, conflicting value and typed_value");
             }
-            Typed::Primitive(p) => self.primitive(p, i, out)?,
-            Typed::Array(lists, element) => {
-                self.array(metadata, meta, lists, element, i, out, depth)?
-            }
+            Typed::Primitive(p) => self.primitive(p, row.i, out)?,
+            Typed::Array(lists, element) => self.array(row, lists, element, out, depth)?,
         }
         Ok(true)
     }
 
-    /// Appends the shredded array of row `i`.
-    #[allow(clippy::too_many_arguments)]
+    /// Appends the shredded array of the row.
     #[recursive::recursive]
     fn array(
         &mut self,
-        metadata: &'k [u8],
-        meta: Metadata<'k>,
+        row: &Row<'k>,
         lists: &Lists<'k>,
         element: &'k GroupPlan<'k>,
-        i: usize,
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<()> {
         out.push(b'[');
-        for (n, j) in lists.range(i).enumerate() {
+        for (n, j) in lists.range(row.i).enumerate() {
             if n > 0 {
                 out.push(b',');
             }
             // a missing element reads as a variant null
-            if !self.group(metadata, meta, element, j, out, depth + 1)? {
+            let element_row = Row { i: j, ..*row };
+            if !self.group(&element_row, element, out, depth + 1)? {
                 out.extend_from_slice(b"null");
             }
         }
@@ -108,15 +116,12 @@ impl<'k> JsonWriter<'k, '_> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
     #[recursive::recursive]
     fn object(
         &mut self,
-        metadata: &'k [u8],
-        meta: Metadata<'k>,
+        row: &Row<'k>,
         shredded: &'k [ObjectField<'k>],
         residual: Option<&'k [u8]>,
-        i: usize,
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<()> {
@@ -126,19 +131,21 @@ impl<'k> JsonWriter<'k, '_> {
             out.push(b'{');
             let mut first = true;
             for f in shredded {
-                self.shredded_field(metadata, meta, f, i, out, depth, &mut first)?;
+                self.shredded_field(row, f, out, depth, &mut first)?;
             }
             out.push(b'}');
             return Ok(());
         };
-        let obj = residual_object(meta, residual)?;
-        let mark = out.len();
-        if self.merged(metadata, meta, shredded, &obj, i, out, depth)? {
+        if let Some(keys) = &row.keys
+            && self.merged(row, keys, shredded, residual, out, depth)?
+        {
             return Ok(());
         }
-        // the residual's keys are out of order (an invalid value, written as before): collect
-        // the fields and sort them
-        out.truncate(mark);
+        // the residual cannot be read byte by byte, or its keys are out of order (an invalid
+        // value, written as before): read it with the checked views, collect the fields and
+        // sort them
+        let i = row.i;
+        let obj = residual_object(row.meta, residual)?;
         if self.fields.len() <= depth {
             self.fields.resize_with(depth + 1, Vec::new);
         }
@@ -174,9 +181,16 @@ impl<'k> JsonWriter<'k, '_> {
             match field {
                 Field::Shredded(f) => {
                     out.extend_from_slice(&f.json_key);
-                    self.group(metadata, meta, &f.group, i, out, depth + 1)?;
+                    self.group(row, &f.group, out, depth + 1)?;
                 }
-                Field::Residual(key, value) => self.residual_field(out, metadata, key, value)?,
+                Field::Residual(key, value) => {
+                    if std::str::from_utf8(key).is_err() {
+                        return exec_err!("invalid variant: an object key is not UTF-8");
+                    }
+                    write_json_bytes(out, key);
+                    out.push(b':');
+                    self.residual(out, row, value)?;
+                }
             }
         }
         out.push(b'}');
@@ -184,74 +198,107 @@ impl<'k> JsonWriter<'k, '_> {
         Ok(())
     }
 
-    /// Appends the object of row `i` by merging its shredded fields with the fields of its
-    /// residual object `obj`, both in name order, in one pass (a residual field a shredded one
-    /// overrides is skipped). False, with part of an object written, when the residual's keys
-    /// are not strictly increasing.
-    #[allow(clippy::too_many_arguments)]
+    /// Appends the object of the row by merging its shredded fields with the fields of its
+    /// residual object, both in name order, in one pass (a residual field a shredded one
+    /// overrides is skipped), the residual read byte by byte with the row's `keys`. False, with
+    /// nothing written, when the residual cannot be read so or its keys are not strictly
+    /// increasing (both known before anything is written, so that no field is written twice).
     fn merged(
         &mut self,
-        metadata: &'k [u8],
-        meta: Metadata<'k>,
+        row: &Row<'k>,
+        keys: &KeyText<'k>,
         shredded: &'k [ObjectField<'k>],
-        obj: &ObjectView<'k>,
-        i: usize,
+        residual: &'k [u8],
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<bool> {
+        let Some(children) = residual_fields(keys, residual) else {
+            return Ok(false);
+        };
         out.push(b'{');
         let mut first = true;
         let mut next = 0;
-        let mut previous: Option<&[u8]> = None;
-        for j in 0..obj.len() {
-            let key = obj.key_bytes(j).map_err(codec_err)?;
-            if previous.is_some_and(|p| p >= key) {
-                return Ok(false);
-            }
-            previous = Some(key);
+        // Each residual value is read within the bytes the earlier ones left of the object's
+        // data, so that fields sharing bytes cannot make the walk longer than the input.
+        let mut left = children.data_len();
+        for j in 0..children.len() {
+            // (ids and keys were read in `residual_fields`)
+            let id = children.id(j).unwrap_or_default();
+            let key = keys.keys.checked_region_key(id).unwrap_or_default();
             let mut overridden = false;
             while let Some(f) = shredded.get(next) {
-                match f.name.as_bytes().cmp(key) {
+                match compare_keys(f.name.as_bytes(), key) {
                     Ordering::Greater => break,
                     order => {
                         overridden = order == Ordering::Equal;
                         next += 1;
-                        self.shredded_field(metadata, meta, f, i, out, depth, &mut first)?;
+                        self.shredded_field(row, f, out, depth, &mut first)?;
                     }
                 }
             }
             if overridden {
                 continue;
             }
-            if !first {
-                out.push(b',');
-            }
+            let mark = out.len();
+            let written = keys
+                .write_field_name(out, id, first)
+                .and_then(|()| children.child_within(j, left))
+                .and_then(|child| write_raw_in_row(out, keys, child, self.tz));
+            let size = match written {
+                Ok(size) => size,
+                Err(Unreadable) => {
+                    // the checked views give the value's extent, or the precise error
+                    out.truncate(mark);
+                    self.checked_residual_field(row, residual, j, out, first)?
+                }
+            };
+            left = left
+                .checked_sub(size)
+                .ok_or_else(|| codec_err(VariantError::Malformed(OVERLAPPING.into())))?;
             first = false;
-            let value = obj.value(j).map_err(codec_err)?.exact_value_bytes();
-            self.residual_field(out, metadata, key, value.map_err(codec_err)?)?;
         }
         for f in &shredded[next..] {
-            self.shredded_field(metadata, meta, f, i, out, depth, &mut first)?;
+            self.shredded_field(row, f, out, depth, &mut first)?;
         }
         out.push(b'}');
         Ok(true)
     }
 
-    /// Appends shredded field `f` of row `i` with its key (and a comma unless `first`), or
+    /// Appends field `j` of the residual object as the checked views read it (after a comma
+    /// unless `first`); its value's size.
+    fn checked_residual_field(
+        &mut self,
+        row: &Row<'k>,
+        residual: &'k [u8],
+        j: usize,
+        out: &mut Vec<u8>,
+        first: bool,
+    ) -> Result<usize> {
+        let obj = residual_object(row.meta, residual)?;
+        let key = obj.key(j).map_err(codec_err)?;
+        let value = obj.value(j).map_err(codec_err)?;
+        let value = value.exact_value_bytes().map_err(codec_err)?;
+        if !first {
+            out.push(b',');
+        }
+        write_json_bytes(out, key.as_bytes());
+        out.push(b':');
+        self.residual(out, row, value)?;
+        Ok(value.len())
+    }
+
+    /// Appends shredded field `f` of the row with its key (and a comma unless `first`), or
     /// nothing when it is missing.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn shredded_field(
         &mut self,
-        metadata: &'k [u8],
-        meta: Metadata<'k>,
+        row: &Row<'k>,
         f: &'k ObjectField<'k>,
-        i: usize,
         out: &mut Vec<u8>,
         depth: usize,
         first: &mut bool,
     ) -> Result<()> {
-        if !f.validity.is_valid(i) {
+        if !f.validity.is_valid(row.i) {
             return Ok(());
         }
         let mark = out.len();
@@ -259,28 +306,12 @@ impl<'k> JsonWriter<'k, '_> {
             out.push(b',');
         }
         out.extend_from_slice(&f.json_key);
-        if self.group(metadata, meta, &f.group, i, out, depth + 1)? {
+        if self.group(row, &f.group, out, depth + 1)? {
             *first = false;
         } else {
             out.truncate(mark);
         }
         Ok(())
-    }
-
-    /// Appends a residual field: its key (checked to be UTF-8) and its value.
-    fn residual_field(
-        &mut self,
-        out: &mut Vec<u8>,
-        metadata: &[u8],
-        key: &[u8],
-        value: &[u8],
-    ) -> Result<()> {
-        if std::str::from_utf8(key).is_err() {
-            return exec_err!("invalid variant: an object key is not UTF-8");
-        }
-        write_json_bytes(out, key);
-        out.push(b':');
-        self.residual(out, metadata, value)
     }
 
     /// Appends a typed primitive: text and integers directly, the rest through its variant
@@ -290,6 +321,10 @@ impl<'k> JsonWriter<'k, '_> {
         match p {
             // (Arrow text is UTF-8)
             Primitive::String(text) => write_json_bytes(out, text.get(i)),
+            Primitive::Int8(a) => write_i64(out, a.value(i).into()),
+            Primitive::Int16(a) => write_i64(out, a.value(i).into()),
+            Primitive::Int32(a) => write_i64(out, a.value(i).into()),
+            Primitive::Int64(a) => write_i64(out, a.value(i)),
             _ => {
                 self.scalar.clear();
                 p.write(i, &mut self.scalar);
@@ -302,11 +337,37 @@ impl<'k> JsonWriter<'k, '_> {
         Ok(())
     }
 
-    fn residual(&mut self, out: &mut Vec<u8>, metadata: &[u8], value: &[u8]) -> Result<()> {
-        self.rows
-            .write(out, metadata, value, self.tz)
-            .map_err(codec_err)
+    /// Appends a residual value of the row.
+    fn residual(&mut self, out: &mut Vec<u8>, row: &Row<'k>, value: &[u8]) -> Result<()> {
+        match &row.keys {
+            Some(keys) => write_in_row(out, keys, value, self.tz),
+            None => self.rows.write(out, row.metadata, value, self.tz),
+        }
+        .map_err(codec_err)
     }
+}
+
+/// What [`JsonWriter::merged`] reports when a residual object's fields overlap.
+const OVERLAPPING: &str = "object fields overlap";
+
+/// The fields of `residual` when it is an object the byte-level reader can read, its keys in
+/// the checked region of `keys` and strictly increasing.
+fn residual_fields<'k>(keys: &KeyText<'k>, residual: &'k [u8]) -> Option<RawChildren<'k>> {
+    if residual.first()? & 0x03 != basic_type::OBJECT {
+        return None;
+    }
+    let children = RawLayout::read(residual, true)
+        .and_then(|layout| layout.children(residual))
+        .ok()?;
+    let mut previous: Option<&[u8]> = None;
+    for j in 0..children.len() {
+        let key = keys.keys.checked_region_key(children.id(j).ok()?).ok()?;
+        if previous.is_some_and(|p| compare_keys(p, key) != Ordering::Less) {
+            return None;
+        }
+        previous = Some(key);
+    }
+    Some(children)
 }
 
 /// True when group `g` has a value at row `i`.
@@ -339,9 +400,14 @@ pub fn shredded_to_json(
     for i in 0..array.len() {
         let m = row_metadata(array, &metadata, i);
         if let Some(m) = m {
-            let meta = Metadata::try_new(m).map_err(codec_err)?;
+            let row = Row {
+                metadata: m,
+                meta: Metadata::try_new(m).map_err(codec_err)?,
+                keys: writer.rows.row_keys(m).ok(),
+                i,
+            };
             // a missing top-level value reads as a variant null
-            if !writer.group(m, meta, &plan, i, &mut rows.values, 0)? {
+            if !writer.group(&row, &plan, &mut rows.values, 0)? {
                 rows.values.extend_from_slice(b"null");
             }
         }
@@ -382,6 +448,11 @@ mod tests {
 
     /// Rows of `{metadata, value: residual object, typed_value: {b: {value, typed_value}}}`.
     fn column(residuals: Vec<Vec<u8>>, b: Vec<Option<i64>>) -> StructArray {
+        column_with(METADATA, residuals, b)
+    }
+
+    /// [`column`] with other metadata (keys of one byte's id, the shredded `b` among them).
+    fn column_with(metadata: &[u8], residuals: Vec<Vec<u8>>, b: Vec<Option<i64>>) -> StructArray {
         let n = b.len();
         let b_group = StructArray::from(vec![
             (
@@ -402,7 +473,7 @@ mod tests {
             (
                 Arc::new(Field::new("metadata", DataType::Binary, false)),
                 Arc::new(BinaryArray::from_iter_values(std::iter::repeat_n(
-                    METADATA, n,
+                    metadata, n,
                 ))) as ArrayRef,
             ),
             (
@@ -447,5 +518,41 @@ mod tests {
                 r#"{"a":2}"#,
             ]
         );
+    }
+
+    fn json_rows(array: &StructArray) -> Result<Vec<String>> {
+        let json = shredded_to_json("to_json", array, &SessionTimeZone::utc())?;
+        Ok(json
+            .as_string::<i32>()
+            .iter()
+            .map(|r| r.unwrap().to_string())
+            .collect())
+    }
+
+    #[test]
+    fn residual_fields_sharing_bytes_are_refused() {
+        // `a` and `c` both at offset 0 of a two-byte data region: together they claim four
+        let aliased = vec![0x02, 2, 0, 2, 0, 0, 2, 0x0C, 1];
+        let err = json_rows(&column(vec![aliased], vec![Some(5)])).unwrap_err();
+        assert!(err.to_string().contains("overlap"), "{err}");
+    }
+
+    #[test]
+    fn residual_keys_that_need_escaping_are_escaped() {
+        // keys `b`, `q"` and `é` (sorted), the residual holding the last two
+        let metadata = [0x11, 3, 0, 1, 3, 5, b'b', b'q', b'"', 0xC3, 0xA9];
+        let residual = object(&[(1, 1), (2, 2)]);
+        let rows = json_rows(&column_with(&metadata, vec![residual], vec![Some(5)])).unwrap();
+        assert_eq!(rows, [r#"{"b":5,"q\"":1,"é":2}"#]);
+    }
+
+    #[test]
+    fn a_dictionary_with_an_unused_invalid_key_is_read_with_the_checked_views() {
+        // keys `a`, `b`, and 0xFF, which no value uses: the byte-level writer refuses the
+        // dictionary, the checked views read the row
+        let metadata = [0x01, 3, 0, 1, 2, 3, b'a', b'b', 0xFF];
+        let residual = object(&[(0, 2)]);
+        let rows = json_rows(&column_with(&metadata, vec![residual], vec![Some(5)])).unwrap();
+        assert_eq!(rows, [r#"{"a":2,"b":5}"#]);
     }
 }

@@ -24,6 +24,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, exec_err};
 
 use super::codec_err;
+use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::format::write_json_bytes;
 use crate::codec::{
     DEFAULT_MAX_DEPTH, Metadata, ObjectView, Value, Variant, VariantError, basic_type, primitive,
@@ -312,6 +313,8 @@ pub(super) struct RowBuffers {
     pub(super) values: Vec<u8>,
     offsets: Vec<i32>,
     valid: Vec<bool>,
+    /// The batch's row count.
+    rows: usize,
 }
 
 impl RowBuffers {
@@ -323,6 +326,7 @@ impl RowBuffers {
             values: Vec::new(),
             offsets,
             valid: Vec::with_capacity(rows),
+            rows,
         }
     }
 
@@ -333,6 +337,7 @@ impl RowBuffers {
         let end = grown_offset(self.values.len(), 0, function)?;
         self.valid.push(valid);
         self.offsets.push(end);
+        reserve_at_sample_rate(&mut self.values, self.valid.len(), self.rows);
         Ok(())
     }
 
