@@ -12,6 +12,7 @@ use datafusion::prelude::SessionConfig;
 use datafusion::prelude::SessionContext;
 
 use crate::display::variant_extension_registration;
+use crate::functions::common::KernelMemory;
 use crate::functions::{aggregate_functions, scalar_functions};
 use crate::parquet::{
     VariantConfig, VariantParquetFormatFactory, VariantTableFactory, VariantTableOptions,
@@ -40,11 +41,10 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     ctx.add_optimizer_rule(Arc::new(WholeValueReadsIntoScan));
     let state = ctx.state_ref();
     let mut state = state.write();
-    state
-        .config_mut()
-        .options_mut()
-        .extensions
-        .insert(VariantConfig::default());
+    let pool = Arc::clone(&state.runtime_env().memory_pool);
+    let extensions = &mut state.config_mut().options_mut().extensions;
+    extensions.insert(VariantConfig::default());
+    extensions.insert(KernelMemory::new(pool));
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
@@ -102,12 +102,21 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .get_or_insert_with(TableOptions::default)
         .extensions
         .insert(VariantTableOptions::default());
-    builder
+    // (a runtime set on the builder after this call, or none, leaves the kernels unaccounted;
+    // the default runtime's pool has no limit)
+    let pool = builder
+        .runtime_env()
+        .as_ref()
+        .map(|runtime| Arc::clone(&runtime.memory_pool));
+    let extensions = &mut builder
         .config()
         .get_or_insert_with(SessionConfig::new)
         .options_mut()
-        .extensions
-        .insert(VariantConfig::default());
+        .extensions;
+    extensions.insert(VariantConfig::default());
+    if let Some(pool) = pool {
+        extensions.insert(KernelMemory::new(pool));
+    }
     // first wins when the state is built, so this replaces DataFusion's `parquet` format
     builder
         .file_formats()

@@ -5,6 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
+use datafusion::datasource::MemTable;
 use datafusion::execution::memory_pool::{GreedyMemoryPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -75,4 +76,44 @@ async fn a_large_aggregation_fails_within_the_memory_limit() {
     let e = outcome(&ctx(Some(256 << 10)), &agg).await.unwrap_err();
     assert!(e.contains("Resources exhausted"), "{e}");
     outcome(&ctx(None), &agg).await.unwrap();
+}
+
+/// The scalar kernels' outputs go through the pool too (DataFusion gives them no task context;
+/// `register_all` carries the pool in the session's options). An output that does not fit is the
+/// pool's error naming the function; the same queries run without the limit.
+#[tokio::test]
+async fn a_kernels_output_must_fit_the_memory_limit() {
+    // variant_set pads each row's array to 100,001 elements (about 400 KB): 64 rows do not fit
+    // in 4 MiB
+    let padded = "SELECT sum(length(to_json(variant_set(parse_json('[]'), '$[100000]', i)))) \
+                  FROM generate_series(1, 64) t(i)";
+    let e = outcome(&ctx(Some(4 << 20)), padded).await.unwrap_err();
+    assert!(e.contains("Resources exhausted"), "{e}");
+    assert!(e.contains("variant_set"), "{e}");
+    outcome(&ctx(None), padded).await.unwrap();
+
+    // to_json over a table the pool does not see (in memory): 64 strings of 100,000 characters
+    // as JSON text, 6.4 MB in one batch
+    let source = ctx(None);
+    let batches = source
+        .sql("SELECT parse_json('\"' || repeat('x', 100000) || '\"') AS v FROM generate_series(1, 64)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let schema = batches[0].schema();
+    for (limit, fails) in [(Some(4 << 20), true), (None, false)] {
+        let limited = ctx(limit);
+        let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()]).unwrap();
+        limited.register_table("big", Arc::new(table)).unwrap();
+        let result = outcome(&limited, "SELECT length(to_json(v)) FROM big").await;
+        match result {
+            Err(e) if fails => {
+                assert!(e.contains("Resources exhausted"), "{e}");
+                assert!(e.contains("to_json"), "{e}");
+            }
+            other => assert_eq!(other.is_err(), fails, "{other:?}"),
+        }
+    }
 }

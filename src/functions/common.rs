@@ -7,7 +7,9 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
+use datafusion::common::config::{ConfigEntry, ConfigExtension, ConfigOptions, ExtensionOptions};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool};
 use datafusion::logical_expr::{ColumnarValue, DocSection, ReturnFieldArgs, ScalarFunctionArgs};
 
 use crate::codec::{SessionTimeZone, VariantError, VariantPath};
@@ -45,20 +47,90 @@ pub fn session_time_zone(function: &str, args: &ScalarFunctionArgs) -> Result<Se
         .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))
 }
 
-/// Runs a one-argument kernel over arrays; a scalar argument gives a scalar result.
+/// Runs a one-argument kernel over arrays; a scalar argument gives a scalar result. The
+/// output must fit the session's memory pool ([`check_output_fits`]).
 pub fn invoke_unary(
+    function: &str,
     args: ScalarFunctionArgs,
     kernel: impl FnOnce(&ArrayRef) -> Result<ArrayRef>,
 ) -> Result<ColumnarValue> {
-    let [arg] = datafusion::common::utils::take_function_args("function", args.args)?;
+    let [arg] = datafusion::common::utils::take_function_args(function, args.args)?;
     match arg {
-        ColumnarValue::Array(a) => Ok(ColumnarValue::Array(kernel(&a)?)),
+        ColumnarValue::Array(a) => {
+            let out = kernel(&a)?;
+            check_output_fits(function, &args.config_options, &out)?;
+            Ok(ColumnarValue::Array(out))
+        }
         ColumnarValue::Scalar(s) => {
             let a = s.to_array_of_size(1)?;
             let out = kernel(&a)?;
             Ok(ColumnarValue::Scalar(single_row_scalar(&out)?))
         }
     }
+}
+
+/// The session's memory pool, for the scalar kernels: DataFusion 55 gives a scalar function its
+/// config options but no task context, so `register_all` carries the runtime's pool here. It
+/// has no settable options.
+#[derive(Clone, Default)]
+pub struct KernelMemory {
+    pool: Option<Arc<dyn MemoryPool>>,
+}
+
+impl KernelMemory {
+    /// The kernels of a session whose runtime has `pool`.
+    pub fn new(pool: Arc<dyn MemoryPool>) -> Self {
+        KernelMemory { pool: Some(pool) }
+    }
+}
+
+impl std::fmt::Debug for KernelMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KernelMemory")
+    }
+}
+
+impl ConfigExtension for KernelMemory {
+    const PREFIX: &'static str = "variant_kernel_memory";
+}
+
+impl ExtensionOptions for KernelMemory {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    fn cloned(&self) -> Box<dyn ExtensionOptions> {
+        Box::new(self.clone())
+    }
+
+    fn set(&mut self, key: &str, _value: &str) -> Result<()> {
+        plan_err!("unknown option '{key}': the memory pool is the runtime's (e.g. --memory-limit)")
+    }
+
+    fn entries(&self) -> Vec<ConfigEntry> {
+        vec![]
+    }
+}
+
+/// Checks that the session's memory pool can hold a kernel's output, the way a streaming
+/// operator's batch is held until the next operator takes it: reserved under the function's
+/// name and released on return. Under a memory limit, a batch whose output does not fit is the
+/// pool's resources-exhausted error, not an allocation past the limit that the next operators
+/// build on. (The output is allocated by then: the limit is passed by at most one batch.)
+pub fn check_output_fits(function: &str, config: &ConfigOptions, out: &ArrayRef) -> Result<()> {
+    let Some(pool) = config
+        .extensions
+        .get::<KernelMemory>()
+        .and_then(|m| m.pool.as_ref())
+    else {
+        return Ok(());
+    };
+    let reservation = MemoryConsumer::new(function).register(pool);
+    reservation.try_grow(out.get_array_memory_size())
 }
 
 /// The scalar of a one-row result. Nested results keep their exact type (field names and

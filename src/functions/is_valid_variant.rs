@@ -70,7 +70,7 @@ impl ScalarUDFImpl for IsValidVariant {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, is_valid_variant_array)
+        invoke_unary(self.name(), args, is_valid_variant_array)
     }
 
     fn documentation(&self) -> Option<&Documentation> {

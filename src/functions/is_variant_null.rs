@@ -76,7 +76,7 @@ impl ScalarUDFImpl for IsVariantNull {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| is_variant_null_array(self.name(), a))
+        invoke_unary(self.name(), args, |a| is_variant_null_array(self.name(), a))
     }
 
     fn documentation(&self) -> Option<&Documentation> {

@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs};
 
 use super::common::{
-    PathArg, check_variant_args, codec_error, single_row_scalar, variant_return_field,
+    PathArg, check_output_fits, check_variant_args, codec_error, single_row_scalar,
+    variant_return_field,
 };
 use crate::cast::{ArrowToVariant, check_convertible};
 use crate::codec::{PathSegment, Value, Variant, VariantBuilder, VariantError};
@@ -308,6 +310,7 @@ pub fn invoke_mutator(
     is_try: bool,
     args: ScalarFunctionArgs,
 ) -> Result<ColumnarValue> {
+    let config = Arc::clone(&args.config_options);
     let all_scalar = args
         .args
         .iter()
@@ -358,12 +361,13 @@ pub fn invoke_mutator(
             }
         }
     }
-    finish(out, all_scalar)
+    finish(function, &config, out, all_scalar)
 }
 
 /// Runs `variant_delete(v, path, ...)`: each path applied left to right, missing targets and SQL
 /// NULL paths skipped.
 pub fn invoke_delete(function: &str, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+    let config = Arc::clone(&args.config_options);
     let all_scalar = args
         .args
         .iter()
@@ -425,14 +429,20 @@ pub fn invoke_delete(function: &str, args: ScalarFunctionArgs) -> Result<Columna
             out.append(m, v);
         }
     }
-    finish(out, all_scalar)
+    finish(function, &config, out, all_scalar)
 }
 
-fn finish(out: VariantArrayBuilder, all_scalar: bool) -> Result<ColumnarValue> {
+fn finish(
+    function: &str,
+    config: &ConfigOptions,
+    out: VariantArrayBuilder,
+    all_scalar: bool,
+) -> Result<ColumnarValue> {
     let array: ArrayRef = out.finish()?;
     Ok(if all_scalar {
         ColumnarValue::Scalar(single_row_scalar(&array)?)
     } else {
+        check_output_fits(function, config, &array)?;
         ColumnarValue::Array(array)
     })
 }

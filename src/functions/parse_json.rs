@@ -105,7 +105,9 @@ impl ScalarUDFImpl for ParseJson {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| parse_json_array(self.name(), a, OnError::Fail))
+        invoke_unary(self.name(), args, |a| {
+            parse_json_array(self.name(), a, OnError::Fail)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

@@ -81,7 +81,7 @@ impl ScalarUDFImpl for SchemaOfVariant {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| schema_array(self.name(), a))
+        invoke_unary(self.name(), args, |a| schema_array(self.name(), a))
     }
 
     fn documentation(&self) -> Option<&Documentation> {

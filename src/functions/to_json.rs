@@ -124,7 +124,9 @@ impl ScalarUDFImpl for ToJson {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let tz = session_time_zone(self.name(), &args)?;
-        invoke_unary(args, |a| variant_array_to_json(self.name(), a, &tz))
+        invoke_unary(self.name(), args, |a| {
+            variant_array_to_json(self.name(), a, &tz)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

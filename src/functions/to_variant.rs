@@ -64,7 +64,9 @@ impl ScalarUDFImpl for ToVariant {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let field = Arc::clone(&args.arg_fields[0]);
-        invoke_unary(args, |a| arrow_to_variant(self.name(), &field, a))
+        invoke_unary(self.name(), args, |a| {
+            arrow_to_variant(self.name(), &field, a)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

@@ -56,7 +56,9 @@ impl ScalarUDFImpl for TryParseJson {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| parse_json_array(self.name(), a, OnError::Null))
+        invoke_unary(self.name(), args, |a| {
+            parse_json_array(self.name(), a, OnError::Null)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

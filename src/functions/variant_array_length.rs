@@ -79,7 +79,9 @@ impl ScalarUDFImpl for VariantArrayLength {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| variant_array_length_array(self.name(), a))
+        invoke_unary(self.name(), args, |a| {
+            variant_array_length_array(self.name(), a)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

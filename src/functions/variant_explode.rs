@@ -163,7 +163,9 @@ impl ScalarUDFImpl for VariantExplodeList {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| explode_list_array("variant_explode", a))
+        invoke_unary(self.name(), args, |a| {
+            explode_list_array("variant_explode", a)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

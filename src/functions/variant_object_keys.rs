@@ -90,7 +90,9 @@ impl ScalarUDFImpl for VariantObjectKeys {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(args, |a| variant_object_keys_array(self.name(), a))
+        invoke_unary(self.name(), args, |a| {
+            variant_object_keys_array(self.name(), a)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {

@@ -141,7 +141,9 @@ impl ScalarUDFImpl for VariantStripNulls {
         let arrays = constant_flag(self.name(), "include_arrays", args.args.get(1))?;
         args.args.truncate(1);
         args.arg_fields.truncate(1);
-        invoke_unary(args, |a| strip_nulls_array(self.name(), a, arrays))
+        invoke_unary(self.name(), args, |a| {
+            strip_nulls_array(self.name(), a, arrays)
+        })
     }
 
     fn documentation(&self) -> Option<&Documentation> {
