@@ -78,11 +78,13 @@ impl VariantSchema {
 
     /// The schema of one value (array elements merged).
     pub fn of(v: Variant<'_>) -> Result<Self> {
-        Self::of_depth(v, 0)
+        Self::of_at_depth(v, 0)
     }
 
+    /// [`VariantSchema::of`] for a value nested `depth` levels deep in the value whose schema is
+    /// being built (the depth limit counts from the top).
     #[recursive::recursive]
-    fn of_depth(v: Variant<'_>, depth: usize) -> Result<Self> {
+    pub fn of_at_depth(v: Variant<'_>, depth: usize) -> Result<Self> {
         if depth > crate::codec::DEFAULT_MAX_DEPTH {
             return Err(VariantError::DepthLimitExceeded(
                 crate::codec::DEFAULT_MAX_DEPTH,
@@ -111,7 +113,7 @@ impl VariantSchema {
             Value::Array(arr) => {
                 let mut element = VariantSchema::Void;
                 for e in arr.iter() {
-                    element = element.merge(Self::of_depth(e?, depth + 1)?);
+                    element = element.merge(Self::of_at_depth(e?, depth + 1)?);
                 }
                 VariantSchema::Array(Box::new(element))
             }
@@ -121,7 +123,7 @@ impl VariantSchema {
                 for i in 0..obj.len() {
                     fields.insert(
                         obj.key(i)?.to_string(),
-                        Self::of_depth(obj.value(i)?, depth + 1)?,
+                        Self::of_at_depth(obj.value(i)?, depth + 1)?,
                     );
                 }
                 VariantSchema::Object(fields)

@@ -13,6 +13,7 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema};
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::codec::{self, SessionTimeZone, Variant, write_json};
+use datafusion_parquet_variant::functions::schema_of_variant::variant_array_schemas;
 use datafusion_parquet_variant::functions::to_json::variant_array_to_json;
 use datafusion_parquet_variant::parquet::{
     ShreddingOptions, register_parquet_table, write_parquet,
@@ -59,6 +60,16 @@ fn json_texts(array: &ArrayRef) -> Vec<Option<String>> {
     let tz = SessionTimeZone::utc();
     let json = variant_array_to_json("to_json", array, &tz).unwrap();
     json.as_string::<i32>()
+        .iter()
+        .map(|s| s.map(String::from))
+        .collect()
+}
+
+/// `schema_of_variant` of every row of a variant column (any layout).
+fn schema_texts(array: &ArrayRef) -> Vec<Option<String>> {
+    let schemas = variant_array_schemas("schema_of_variant", array).unwrap();
+    schemas
+        .as_string::<i32>()
         .iter()
         .map(|s| s.map(String::from))
         .collect()
@@ -377,6 +388,12 @@ proptest! {
             prop_assert_eq!(classes(&arrow_rs(&shredded)), expected.clone(), "arrow-rs, {}", schema);
             // to_json straight from the shredded columns: the text of the unshredded input
             prop_assert_eq!(json_texts(&shredded), json_texts(&input), "to_json, {}", schema);
+            // schema_of_variant straight from the shredded columns: the schemas of the values
+            // reassembled (not always the input's: an exact numeric may have gone into a column
+            // of another numeric type, which to_json does not show)
+            let reassembled: ArrayRef =
+                Arc::new(datafusion_parquet_variant::shredding::unshred(shredded.as_struct()).unwrap());
+            prop_assert_eq!(schema_texts(&shredded), schema_texts(&reassembled), "schema_of_variant, {}", schema);
         }
     }
 }

@@ -80,4 +80,10 @@ pub const QUERIES: &[Query] = &[
         variant: "SELECT sum(length(to_json(v))) AS chars FROM t",
         plain: None,
     },
+    Query {
+        name: "q7",
+        what: "count by schema_of_variant(v) (whole values)",
+        variant: "SELECT count(*) AS n, count(DISTINCT schema_of_variant(v)) AS schemas FROM t",
+        plain: None,
+    },
 ];

@@ -31,6 +31,17 @@ pub mod variant_set;
 pub mod variant_shredding_schema_agg;
 pub mod variant_strip_nulls;
 
+/// True for the functions that read a shredded variant column as it is, without reassembling
+/// it (`to_json`, `schema_of_variant`): a Parquet scan hands them a shredded file's column as
+/// the file has it.
+pub fn reads_shredded_input(udf: &ScalarUDF) -> bool {
+    let inner = udf.inner();
+    inner.downcast_ref::<to_json::ToJson>().is_some()
+        || inner
+            .downcast_ref::<schema_of_variant::SchemaOfVariant>()
+            .is_some()
+}
+
 /// Every scalar function of this crate.
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
     vec![

@@ -1,7 +1,7 @@
 //! `schema_of_variant(v)`: the schema of a VARIANT in Spark's type names.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{ArrayRef, StringBuilder};
+use datafusion::arrow::array::{ArrayRef, AsArray, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::Result;
 use datafusion::logical_expr::{
@@ -12,6 +12,7 @@ use datafusion::logical_expr::{
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
 };
+use crate::shredding::shredded_schemas;
 use crate::variant_array::VariantColumn;
 use crate::variant_schema::VariantSchema;
 
@@ -46,7 +47,14 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
     .build()
 });
 
-fn schema_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
+/// The schema text of every row of a variant column (SQL NULL stays NULL), shredded or not.
+pub fn variant_array_schemas(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
+    if let Some(shredded) = array.as_struct_opt()
+        && shredded.column_by_name("typed_value").is_some()
+    {
+        // straight from the shredded columns, without reassembling the values
+        return shredded_schemas(function, shredded);
+    }
     let column = VariantColumn::try_new(array)?;
     let rows = column.rows()?;
     let mut out = StringBuilder::with_capacity(column.len(), column.len() * 8);
@@ -81,7 +89,7 @@ impl ScalarUDFImpl for SchemaOfVariant {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_unary(self.name(), args, |a| schema_array(self.name(), a))
+        invoke_unary(self.name(), args, |a| variant_array_schemas(self.name(), a))
     }
 
     fn documentation(&self) -> Option<&Documentation> {

@@ -27,7 +27,7 @@ use super::interval::{
     INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, is_marked_interval,
 };
 use super::shredded_get::ShreddedGetExpr;
-use crate::functions::to_json::ToJson;
+use crate::functions::reads_shredded_input;
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_get::{GetMode, VariantGet};
 use crate::variant_array::{has_variant_shape, is_variant_field};
@@ -279,8 +279,8 @@ impl VariantExprAdapter {
 }
 
 impl VariantExprAdapter {
-    /// True when `expr` is a call of a function that reads shredded input directly (`to_json`)
-    /// on a column this file shreds.
+    /// True when `expr` is a call of a function that reads shredded input directly (`to_json`,
+    /// `schema_of_variant`) on a column this file shreds.
     fn reads_shredded_as_is(&self, expr: &Arc<dyn PhysicalExpr>) -> bool {
         let Some(call) = expr.downcast_ref::<ScalarFunctionExpr>() else {
             return false;
@@ -288,7 +288,7 @@ impl VariantExprAdapter {
         let [arg] = call.args() else {
             return false;
         };
-        call.fun().inner().downcast_ref::<ToJson>().is_some()
+        reads_shredded_input(call.fun())
             && arg
                 .downcast_ref::<Column>()
                 .is_some_and(|c| self.relayout.contains_key(c.name()))

@@ -12,6 +12,7 @@
 mod infer;
 mod json;
 mod reassemble;
+mod schema;
 mod shred;
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use crate::variant_array::VariantArrayBuilder;
 
 pub use infer::{InferLimits, ShreddingInference};
 pub use json::shredded_to_json;
+pub use schema::shredded_schemas;
 pub use shred::{shred_variant, shredded_variant_type};
 
 fn codec_err(e: crate::codec::VariantError) -> DataFusionError {

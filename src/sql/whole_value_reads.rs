@@ -1,9 +1,10 @@
-//! Whole-value reads of a variant column computed in the scan. `to_json(v)` inside an aggregate
+//! Whole-value reads of a variant column computed in the scan. `to_json(v)` (or
+//! `schema_of_variant(v)`) inside an aggregate
 //! directly over a table scan (`SELECT sum(length(to_json(v))) FROM t`) is moved into a
 //! projection just above the scan, which the physical planner merges into the Parquet scan.
 //! There the per-file expression adapter hands a shredded file's column to `to_json` as the file
-//! has it, and the JSON is written straight from the shredded leaves, without reassembling the
-//! values first (`shredding::json`).
+//! has it, and the JSON (or schema) is built straight from the shredded leaves, without
+//! reassembling the values first (`shredding::json`, `shredding::schema`).
 //!
 //! Only an aggregate directly over the scan is rewritten: below a filter the function would run
 //! on rows the filter drops. A projection over the scan needs no rewrite (DataFusion merges it).
@@ -15,7 +16,7 @@ use datafusion::logical_expr::{Aggregate, Expr, LogicalPlan, Projection, col};
 use datafusion::optimizer::optimizer::ApplyOrder;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
-use crate::functions::to_json::ToJson;
+use crate::functions::reads_shredded_input;
 
 /// The optimizer rule described in the module documentation.
 #[derive(Debug, Default)]
@@ -26,13 +27,13 @@ fn read_alias(index: usize) -> String {
     format!("__variant_whole_value_{index}")
 }
 
-/// True for a whole-value read that shredded input serves directly: `to_json` of a column.
+/// True for a whole-value read that shredded input serves directly: `to_json` or
+/// `schema_of_variant` of a column.
 pub(crate) fn is_whole_value_read(expr: &Expr) -> bool {
     let Expr::ScalarFunction(call) = expr else {
         return false;
     };
-    call.func.inner().downcast_ref::<ToJson>().is_some()
-        && matches!(call.args.as_slice(), [Expr::Column(_)])
+    reads_shredded_input(&call.func) && matches!(call.args.as_slice(), [Expr::Column(_)])
 }
 
 impl OptimizerRule for WholeValueReadsIntoScan {

@@ -1,0 +1,108 @@
+//! `schema_of_variant` straight from shredded columns: each row's schema is built from its typed
+//! columns and residual `value`s without reassembling the variant first. It is the schema
+//! `schema_of_variant` gives for the reassembled value: typed primitives are typed by their
+//! variant encoding, residual values by [`VariantSchema::of`], and a shredded field wins over a
+//! residual field of its name, as in the reassembly.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, StringBuilder, StructArray};
+use datafusion::common::{DataFusionError, Result, exec_err};
+
+use super::reassemble::{Bytes, GroupPlan, Typed, is_shredded, residual_object, row_metadata};
+use super::{check_group, codec_err};
+use crate::codec::{DEFAULT_MAX_DEPTH, EMPTY_METADATA, Metadata, Variant, VariantError};
+use crate::variant_schema::VariantSchema;
+
+/// The schema text of every row of the shredded variant column `array` (SQL NULL stays NULL),
+/// as `schema_of_variant` gives it for the reassembled rows; `function` names the caller in
+/// errors.
+pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef> {
+    check_group(array.fields(), "")?;
+    let Some(metadata_column) = array.column_by_name("metadata") else {
+        return exec_err!("variant column has no metadata");
+    };
+    let metadata = Bytes::new(metadata_column)?;
+    let mut slots = 0;
+    let plan = GroupPlan::new(array, 0, &mut slots)?;
+    let mut out = StringBuilder::with_capacity(array.len(), array.len() * 16);
+    let mut scalar = Vec::new();
+    for i in 0..array.len() {
+        let Some(m) = row_metadata(array, &metadata, i) else {
+            out.append_null();
+            continue;
+        };
+        let meta = Metadata::try_new(m)
+            .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))?;
+        // a missing top-level value reads as a variant null
+        let schema = group_schema(meta, &plan, i, 0, &mut scalar)?.unwrap_or(VariantSchema::Void);
+        out.append_value(schema.to_string());
+    }
+    Ok(Arc::new(out.finish()))
+}
+
+/// The schema of group `g` at row `i`, at nesting `depth`; None when the value is missing.
+/// `scalar` is a buffer for typed primitives encoded as variants.
+#[recursive::recursive]
+fn group_schema(
+    meta: Metadata<'_>,
+    g: &GroupPlan<'_>,
+    i: usize,
+    depth: usize,
+    scalar: &mut Vec<u8>,
+) -> Result<Option<VariantSchema>> {
+    if depth > DEFAULT_MAX_DEPTH {
+        return Err(codec_err(VariantError::DepthLimitExceeded(
+            DEFAULT_MAX_DEPTH,
+        )));
+    }
+    let value = g.value.as_ref().and_then(|v| v.get(i));
+    let residual_schema = |bytes: &[u8], depth: usize| {
+        VariantSchema::of_at_depth(Variant::with_metadata(meta, bytes), depth).map_err(codec_err)
+    };
+    let Some((_, typed)) = g.typed.as_ref().filter(|(t, _)| t.is_valid(i)) else {
+        return value.map(|v| residual_schema(v, depth)).transpose();
+    };
+    Ok(Some(match typed {
+        Typed::Object(fields) => {
+            let mut schema = BTreeMap::new();
+            if let Some(residual) = value {
+                let obj = residual_object(meta, residual)?;
+                for j in 0..obj.len() {
+                    let key = obj.key(j).map_err(codec_err)?;
+                    if is_shredded(fields, key.as_bytes()) {
+                        continue;
+                    }
+                    let child = obj.value(j).map_err(codec_err)?;
+                    let child = VariantSchema::of_at_depth(child, depth + 1).map_err(codec_err)?;
+                    schema.insert(key.to_string(), child);
+                }
+            }
+            for f in fields.iter().filter(|f| f.validity.is_valid(i)) {
+                if let Some(child) = group_schema(meta, &f.group, i, depth + 1, scalar)? {
+                    schema.insert(f.name.to_string(), child);
+                }
+            }
+            VariantSchema::Object(schema)
+        }
+        _ if value.is_some() => {
+            return exec_err!("Invalid variant, conflicting value and typed_value");
+        }
+        Typed::Primitive(p) => {
+            scalar.clear();
+            p.write(i, scalar);
+            let v = Variant::try_new(EMPTY_METADATA, scalar).map_err(codec_err)?;
+            VariantSchema::of(v).map_err(codec_err)?
+        }
+        Typed::Array(lists, element) => {
+            let mut merged = VariantSchema::Void;
+            for j in lists.range(i) {
+                // a missing element reads as a variant null
+                if let Some(e) = group_schema(meta, element, j, depth + 1, scalar)? {
+                    merged = merged.merge(e);
+                }
+            }
+            VariantSchema::Array(Box::new(merged))
+        }
+    }))
+}
