@@ -86,4 +86,10 @@ pub const QUERIES: &[Query] = &[
         variant: "SELECT count(*) AS n, count(DISTINCT schema_of_variant(v)) AS schemas FROM t",
         plain: None,
     },
+    Query {
+        name: "q8",
+        what: "count of valid values (is_valid_variant, whole values)",
+        variant: "SELECT count(*) AS valid FROM t WHERE is_valid_variant(v)",
+        plain: None,
+    },
 ];
