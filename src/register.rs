@@ -69,8 +69,10 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
 /// `SessionStateBuilder`:
 /// `register_all_with_state(SessionStateBuilder::new().with_default_features()).build()`.
 ///
-/// It installs an extension-type registry holding the variant type (DataFusion 55 registers no
-/// extension types by default), so that `DataFrame::show` prints variants as JSON.
+/// Set the runtime (`with_runtime_env`) before this call: the functions' outputs are checked
+/// against its memory pool. It installs an extension-type registry holding the variant type
+/// (DataFusion 55 registers no extension types by default), so that `DataFrame::show` prints
+/// variants as JSON.
 pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionStateBuilder {
     builder
         .scalar_functions()
@@ -102,8 +104,8 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .get_or_insert_with(TableOptions::default)
         .extensions
         .insert(VariantTableOptions::default());
-    // (a runtime set on the builder after this call, or none, leaves the kernels unaccounted;
-    // the default runtime's pool has no limit)
+    // The kernels check their outputs against the pool of the runtime set on the builder: one
+    // set after this call is not seen (none: the default runtime's pool, which has no limit).
     let pool = builder
         .runtime_env()
         .as_ref()

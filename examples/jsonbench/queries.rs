@@ -82,7 +82,7 @@ pub const QUERIES: &[Query] = &[
     },
     Query {
         name: "q7",
-        what: "count by schema_of_variant(v) (whole values)",
+        what: "distinct schemas (schema_of_variant, whole values)",
         variant: "SELECT count(*) AS n, count(DISTINCT schema_of_variant(v)) AS schemas FROM t",
         plain: None,
     },

@@ -15,8 +15,8 @@ use datafusion::logical_expr::{
 };
 
 use super::common::{
-    DOC_SECTION_VARIANT, PathArg, check_output_fits, check_variant_args, codec_error, parse_path,
-    session_time_zone, single_row_scalar,
+    DOC_SECTION_VARIANT, PathArg, check_variant_args, codec_error, parse_path, session_time_zone,
+    single_row_scalar,
 };
 use crate::cast::extract::extract_column;
 use crate::cast::target_type::parse_target_type;
@@ -240,7 +240,6 @@ pub(crate) fn invoke_get(
     args: ScalarFunctionArgs,
 ) -> Result<ColumnarValue> {
     let tz = session_time_zone(function, &args)?;
-    let config = Arc::clone(&args.config_options);
     let opts = CastOptions {
         function,
         suggestion: "try_variant_get",
@@ -311,7 +310,6 @@ pub(crate) fn invoke_get(
         Ok(ColumnarValue::Scalar(single_row_scalar(&result)?))
     } else {
         debug_assert_eq!(result.len(), rows);
-        check_output_fits(function, &config, &result)?;
         Ok(ColumnarValue::Array(result))
     }
 }

@@ -3,7 +3,8 @@
 //! up, no values encoded and copied up level by level only to be read again). The text is the
 //! one `to_json` gives for the reassembled value, byte for byte: object fields in name order
 //! (a residual object alone: in its stored order), typed values rendered by the same writer,
-//! residual values by [`JsonRowWriter`].
+//! residual objects merged by the byte-level reader with the row's keys read once
+//! ([`JsonRowWriter::row_keys`]), what it cannot read by the checked views.
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -19,7 +20,8 @@ use crate::codec::format::{write_i64, write_json_bytes};
 use crate::codec::json_write::{KeyText, write_in_row, write_raw_in_row};
 use crate::codec::raw::{RawChildren, RawLayout, compare_keys};
 use crate::codec::{
-    EMPTY_METADATA, JsonRowWriter, Metadata, SessionTimeZone, Unreadable, VariantError, basic_type,
+    EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone, Unreadable, VariantError,
+    basic_type, value_size,
 };
 
 /// One field of an object being written: a shredded one, or one of the residual object's
@@ -183,14 +185,7 @@ impl<'k> JsonWriter<'k, '_> {
                     out.extend_from_slice(&f.json_key);
                     self.group(row, &f.group, out, depth + 1)?;
                 }
-                Field::Residual(key, value) => {
-                    if std::str::from_utf8(key).is_err() {
-                        return exec_err!("invalid variant: an object key is not UTF-8");
-                    }
-                    write_json_bytes(out, key);
-                    out.push(b':');
-                    self.residual(out, row, value)?;
-                }
+                Field::Residual(key, value) => self.residual_field(out, row, key, value)?,
             }
         }
         out.push(b'}');
@@ -219,8 +214,12 @@ impl<'k> JsonWriter<'k, '_> {
         let mut first = true;
         let mut next = 0;
         // Each residual value is read within the bytes the earlier ones left of the object's
-        // data, so that fields sharing bytes cannot make the walk longer than the input.
+        // data, so that fields sharing bytes cannot make the walk longer than the input; the
+        // fields a shredded one overrides are counted too (as the reassembly checks them).
         let mut left = children.data_len();
+        // The checked view of the residual, made at the first field the byte-level reader
+        // cannot read (once: each such field then costs only its own bytes).
+        let mut checked: Option<ObjectView<'k>> = None;
         for j in 0..children.len() {
             // (ids and keys were read in `residual_fields`)
             let id = children.id(j).unwrap_or_default();
@@ -236,26 +235,43 @@ impl<'k> JsonWriter<'k, '_> {
                     }
                 }
             }
-            if overridden {
-                continue;
-            }
             let mark = out.len();
-            let written = keys
-                .write_field_name(out, id, first)
-                .and_then(|()| children.child_within(j, left))
-                .and_then(|child| write_raw_in_row(out, keys, child, self.tz));
-            let size = match written {
+            let read = if overridden {
+                children
+                    .child_within(j, left)
+                    .and_then(|child| value_size(child).map_err(|_| Unreadable))
+            } else {
+                keys.write_field_name(out, id, first)
+                    .and_then(|()| children.child_within(j, left))
+                    .and_then(|child| write_raw_in_row(out, keys, child, self.tz))
+            };
+            let size = match read {
                 Ok(size) => size,
                 Err(Unreadable) => {
-                    // the checked views give the value's extent, or the precise error
+                    // the checked views give the field's extent, or the precise error
                     out.truncate(mark);
-                    self.checked_residual_field(row, residual, j, out, first)?
+                    if checked.is_none() {
+                        checked = Some(residual_object(row.meta, residual)?);
+                    }
+                    let obj = checked.as_ref().expect("made above");
+                    let value = obj.value(j).map_err(codec_err)?;
+                    let value = value.exact_value_bytes().map_err(codec_err)?;
+                    if !overridden {
+                        if !first {
+                            out.push(b',');
+                        }
+                        let key = obj.key_bytes(j).map_err(codec_err)?;
+                        self.residual_field(out, row, key, value)?;
+                    }
+                    value.len()
                 }
             };
             left = left
                 .checked_sub(size)
                 .ok_or_else(|| codec_err(VariantError::Malformed(OVERLAPPING.into())))?;
-            first = false;
+            if !overridden {
+                first = false;
+            }
         }
         for f in &shredded[next..] {
             self.shredded_field(row, f, out, depth, &mut first)?;
@@ -264,27 +280,21 @@ impl<'k> JsonWriter<'k, '_> {
         Ok(true)
     }
 
-    /// Appends field `j` of the residual object as the checked views read it (after a comma
-    /// unless `first`); its value's size.
-    fn checked_residual_field(
+    /// Appends a residual field read by the checked views: its key (checked to be UTF-8) and
+    /// its value.
+    fn residual_field(
         &mut self,
-        row: &Row<'k>,
-        residual: &'k [u8],
-        j: usize,
         out: &mut Vec<u8>,
-        first: bool,
-    ) -> Result<usize> {
-        let obj = residual_object(row.meta, residual)?;
-        let key = obj.key(j).map_err(codec_err)?;
-        let value = obj.value(j).map_err(codec_err)?;
-        let value = value.exact_value_bytes().map_err(codec_err)?;
-        if !first {
-            out.push(b',');
+        row: &Row<'k>,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        if std::str::from_utf8(key).is_err() {
+            return exec_err!("invalid variant: an object key is not UTF-8");
         }
-        write_json_bytes(out, key.as_bytes());
+        write_json_bytes(out, key);
         out.push(b':');
-        self.residual(out, row, value)?;
-        Ok(value.len())
+        self.residual(out, row, value)
     }
 
     /// Appends shredded field `f` of the row with its key (and a comma unless `first`), or
@@ -554,5 +564,29 @@ mod tests {
         let residual = object(&[(0, 2)]);
         let rows = json_rows(&column_with(&metadata, vec![residual], vec![Some(5)])).unwrap();
         assert_eq!(rows, [r#"{"a":2,"b":5}"#]);
+    }
+
+    #[test]
+    fn an_overridden_residual_field_is_checked_like_the_others() {
+        // `b`, which the shredded `b` overrides, shares `a`'s bytes, or points past the data:
+        // refused, as the reassembly refuses them
+        for residual in [
+            vec![0x02, 2, 0, 1, 0, 0, 2, 0x0C, 1],
+            vec![0x02, 2, 0, 1, 0, 9, 2, 0x0C, 1],
+        ] {
+            assert!(json_rows(&column(vec![residual], vec![Some(5)])).is_err());
+        }
+    }
+
+    #[test]
+    fn a_residual_value_the_byte_level_reader_cannot_read_is_written_by_the_checked_views() {
+        // key 2 (`xy`) ends past the last offset (3), outside the region the byte-level
+        // reader checked; the checked views read it
+        let metadata = [0x01, 4, 0, 1, 2, 4, 3, b'a', b'b', b'x', b'y'];
+        let inner = [0x02, 1, 2, 0, 2, 0x0C, 1];
+        let mut residual = vec![0x02, 1, 0, 0, inner.len() as u8];
+        residual.extend_from_slice(&inner);
+        let rows = json_rows(&column_with(&metadata, vec![residual], vec![Some(5)])).unwrap();
+        assert_eq!(rows, [r#"{"a":{"xy":1},"b":5}"#]);
     }
 }

@@ -1,10 +1,10 @@
-//! Whole-value reads of a variant column computed in the scan. `to_json(v)` (or
-//! `schema_of_variant(v)`) inside an aggregate
-//! directly over a table scan (`SELECT sum(length(to_json(v))) FROM t`) is moved into a
-//! projection just above the scan, which the physical planner merges into the Parquet scan.
-//! There the per-file expression adapter hands a shredded file's column to `to_json` as the file
-//! has it, and the JSON (or schema) is built straight from the shredded leaves, without
-//! reassembling the values first (`shredding::json`, `shredding::schema`).
+//! Whole-value reads of a variant column computed in the scan. `to_json(v)` or
+//! `schema_of_variant(v)` inside an aggregate directly over a table scan
+//! (`SELECT sum(length(to_json(v))) FROM t`) is moved into a projection just above the scan,
+//! which the physical planner merges into the Parquet scan. There the per-file expression adapter
+//! hands a shredded file's column to the function as the file has it, and the JSON (or schema)
+//! is built straight from the shredded leaves, without reassembling the values first
+//! (`shredding::json`, `shredding::schema`).
 //!
 //! Only an aggregate directly over the scan is rewritten: below a filter the function would run
 //! on rows the filter drops. A projection over the scan needs no rewrite (DataFusion merges it).
