@@ -83,7 +83,7 @@ pub(crate) fn covering_word(b: &[u8]) -> u64 {
 
 /// Rows written before an output buffer is sized for the whole batch, by
 /// [`reserve_at_sample_rate`].
-pub(crate) const SIZE_SAMPLE_ROWS: usize = 64;
+const SIZE_SAMPLE_ROWS: usize = 64;
 
 /// Called after each row of a batch of `rows`, `written` of them done: once the first
 /// [`SIZE_SAMPLE_ROWS`] are written, reserves room in `out` for the rest at their rate (plus an

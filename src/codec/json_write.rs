@@ -80,18 +80,6 @@ pub(crate) fn write_in_row(
     write_json(out, Variant::try_new(keys.keys.bytes, value)?, tz)
 }
 
-/// Appends the JSON text of `value` (which may run on past its end, as an object field's bytes
-/// do), a value of the row whose keys are `keys`, and returns its size; Unreadable (with part of
-/// it written) where the byte-level writer cannot read it.
-pub(crate) fn write_raw_in_row(
-    out: &mut Vec<u8>,
-    keys: &KeyText<'_>,
-    value: &[u8],
-    tz: &SessionTimeZone,
-) -> std::result::Result<usize, Unreadable> {
-    write_raw_value(out, keys, value, tz, 0)
-}
-
 /// A dictionary whose keys are known to be UTF-8, and whether they are all plain ASCII.
 #[derive(Clone, Copy)]
 pub(crate) struct KeyText<'a> {
@@ -129,11 +117,13 @@ impl KeyText<'_> {
 }
 
 /// Writes the value at `value[0]`, which lies within `value` (every byte it reads, children
-/// included, is inside the slice); returns its size. The keys of `keys` are known to be UTF-8.
+/// included, is inside the slice, which may run on past the value's end, as an object field's
+/// bytes do); returns its size, or Unreadable with part of it written. The keys of `keys` are
+/// known to be UTF-8.
 /// Inlined into the container loops for the common kinds (short strings, integers, booleans,
 /// null); containers and the other primitives are written by out-of-line functions.
 #[inline(always)]
-fn write_raw_value(
+pub(crate) fn write_raw_value(
     out: &mut Vec<u8>,
     keys: &KeyText<'_>,
     value: &[u8],

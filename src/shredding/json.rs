@@ -17,7 +17,7 @@ use super::reassemble::{
     residual_object, row_metadata,
 };
 use crate::codec::format::{write_i64, write_json_bytes};
-use crate::codec::json_write::{KeyText, write_in_row, write_raw_in_row};
+use crate::codec::json_write::{KeyText, write_in_row, write_raw_value};
 use crate::codec::raw::{RawChildren, RawLayout, compare_keys};
 use crate::codec::{
     EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone, Unreadable, VariantError,
@@ -40,11 +40,10 @@ impl Field<'_> {
     }
 }
 
-/// The row being written: its metadata (as bytes, as the checked view, and as the byte-level
-/// writer's key dictionary where that can read it) and its index.
+/// The row being written: its metadata (the checked view, and the byte-level writer's key
+/// dictionary where that can read it) and its index.
 #[derive(Clone, Copy)]
 struct Row<'k> {
-    metadata: &'k [u8],
     meta: Metadata<'k>,
     keys: Option<KeyText<'k>>,
     i: usize,
@@ -243,7 +242,7 @@ impl<'k> JsonWriter<'k, '_> {
             } else {
                 keys.write_field_name(out, id, first)
                     .and_then(|()| children.child_within(j, left))
-                    .and_then(|child| write_raw_in_row(out, keys, child, self.tz))
+                    .and_then(|child| write_raw_value(out, keys, child, self.tz, 0))
             };
             let size = match read {
                 Ok(size) => size,
@@ -351,7 +350,7 @@ impl<'k> JsonWriter<'k, '_> {
     fn residual(&mut self, out: &mut Vec<u8>, row: &Row<'k>, value: &[u8]) -> Result<()> {
         match &row.keys {
             Some(keys) => write_in_row(out, keys, value, self.tz),
-            None => self.rows.write(out, row.metadata, value, self.tz),
+            None => self.rows.write(out, row.meta.bytes(), value, self.tz),
         }
         .map_err(codec_err)
     }
@@ -411,7 +410,6 @@ pub fn shredded_to_json(
         let m = row_metadata(array, &metadata, i);
         if let Some(m) = m {
             let row = Row {
-                metadata: m,
                 meta: Metadata::try_new(m).map_err(codec_err)?,
                 keys: writer.rows.row_keys(m).ok(),
                 i,

@@ -11,7 +11,7 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 
 use super::reassemble::{Bytes, GroupPlan, Typed, is_shredded, residual_object, row_metadata};
 use super::{check_group, codec_err};
-use crate::codec::{DEFAULT_MAX_DEPTH, EMPTY_METADATA, Metadata, Variant, VariantError};
+use crate::codec::{EMPTY_METADATA, Metadata, Variant};
 use crate::variant_schema::VariantSchema;
 
 /// The schema text of every row of the shredded variant column `array` (SQL NULL stays NULL),
@@ -42,7 +42,9 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
 }
 
 /// The schema of group `g` at row `i`, at nesting `depth`; None when the value is missing.
-/// `scalar` is a buffer for typed primitives encoded as variants.
+/// `scalar` is a buffer for typed primitives encoded as variants. (The recursion follows the
+/// plan, which `GroupPlan::new` refuses deeper than the depth limit; residual values are checked
+/// against the limit from `depth`.)
 #[recursive::recursive]
 fn group_schema(
     meta: Metadata<'_>,
@@ -51,11 +53,6 @@ fn group_schema(
     depth: usize,
     scalar: &mut Vec<u8>,
 ) -> Result<Option<VariantSchema>> {
-    if depth > DEFAULT_MAX_DEPTH {
-        return Err(codec_err(VariantError::DepthLimitExceeded(
-            DEFAULT_MAX_DEPTH,
-        )));
-    }
     let value = g.value.as_ref().and_then(|v| v.get(i));
     let residual_schema = |bytes: &[u8], depth: usize| {
         VariantSchema::of_at_depth(Variant::with_metadata(meta, bytes), depth).map_err(codec_err)
