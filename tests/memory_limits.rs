@@ -5,6 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::execution::memory_pool::{GreedyMemoryPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
@@ -31,20 +32,17 @@ const EVENTS: &str = "SELECT i % 1000 AS k, parse_json('{\"id\":' || i || ',\"us
      || '\",\"tags\":[\"a\",\"b\"],\"score\":' || (i * 7 % 1000) || '.5,\"ok\":true}') AS v \
      FROM generate_series(1, 300000) t(i)";
 
-/// A session with the events as the in-memory table `events` (built without a limit), so that
-/// under a limit only what the statement itself builds (the sink, the accumulators, a kernel's
-/// output) meets the pool.
-async fn with_events(memory_limit: Option<usize>) -> SessionContext {
-    let batches = ctx(None)
-        .sql(EVENTS)
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+/// The rows of `sql`, computed without a limit.
+async fn rows_of(sql: &str) -> Vec<RecordBatch> {
+    ctx(None).sql(sql).await.unwrap().collect().await.unwrap()
+}
+
+/// A session with `batches` as the in-memory table `name`, so that under a limit only what the
+/// statement itself builds (the sink, the accumulators, a kernel's output) meets the pool.
+fn with_table(memory_limit: Option<usize>, name: &str, batches: &[RecordBatch]) -> SessionContext {
     let limited = ctx(memory_limit);
-    let table = MemTable::try_new(batches[0].schema(), vec![batches]).unwrap();
-    limited.register_table("events", Arc::new(table)).unwrap();
+    let table = MemTable::try_new(batches[0].schema(), vec![batches.to_vec()]).unwrap();
+    limited.register_table(name, Arc::new(table)).unwrap();
     limited
 }
 
@@ -62,6 +60,7 @@ async fn outcome(ctx: &SessionContext, sql: &str) -> Result<(), String> {
 #[tokio::test]
 async fn a_large_copy_fails_within_the_memory_limit() {
     let dir = common::scratch_dir("memory_limits", "copy");
+    let events = rows_of(EVENTS).await;
     // Unshredded, and shredded automatically (the sink then also holds the sampled rows).
     for (name, options) in [
         ("plain", " OPTIONS ('variant.shred.v' 'none')"),
@@ -71,7 +70,7 @@ async fn a_large_copy_fails_within_the_memory_limit() {
             "COPY (SELECT * FROM events) TO '{}/{name}.parquet' STORED AS PARQUET{options}",
             dir.display()
         );
-        let e = outcome(&with_events(Some(1 << 20)).await, &copy)
+        let e = outcome(&with_table(Some(1 << 20), "events", &events), &copy)
             .await
             .unwrap_err();
         assert!(e.contains("Resources exhausted"), "{e}");
@@ -79,7 +78,9 @@ async fn a_large_copy_fails_within_the_memory_limit() {
             e.contains("allocation failed for VariantParquetSink"),
             "{e}"
         );
-        outcome(&with_events(None).await, &copy).await.unwrap();
+        outcome(&with_table(None, "events", &events), &copy)
+            .await
+            .unwrap();
     }
     // Nothing of the failed writes is left (see atomic_writes.rs): only the successful files.
     let mut names: Vec<_> = std::fs::read_dir(&dir)
@@ -95,7 +96,8 @@ async fn a_large_copy_fails_within_the_memory_limit() {
 #[tokio::test]
 async fn a_large_aggregation_fails_within_the_memory_limit() {
     let agg = "SELECT k, schema_of_variant_agg(v) FROM events GROUP BY k";
-    let e = outcome(&with_events(Some(256 << 10)).await, agg)
+    let events = rows_of(EVENTS).await;
+    let e = outcome(&with_table(Some(256 << 10), "events", &events), agg)
         .await
         .unwrap_err();
     assert!(e.contains("Resources exhausted"), "{e}");
@@ -109,7 +111,9 @@ async fn a_large_aggregation_fails_within_the_memory_limit() {
             .contains("HashAggregateStream"),
         "{e}"
     );
-    outcome(&with_events(None).await, agg).await.unwrap();
+    outcome(&with_table(None, "events", &events), agg)
+        .await
+        .unwrap();
 }
 
 /// The scalar kernels' outputs go through the pool too (DataFusion gives them no task context;
@@ -128,19 +132,12 @@ async fn a_kernels_output_must_fit_the_memory_limit() {
 
     // to_json over a table the pool does not see (in memory): 64 strings of 100,000 characters
     // as JSON text, 6.4 MB in one batch
-    let source = ctx(None);
-    let batches = source
-        .sql("SELECT parse_json('\"' || repeat('x', 100000) || '\"') AS v FROM generate_series(1, 64)")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let schema = batches[0].schema();
+    let big = rows_of(
+        "SELECT parse_json('\"' || repeat('x', 100000) || '\"') AS v FROM generate_series(1, 64)",
+    )
+    .await;
     for (limit, fails) in [(Some(4 << 20), true), (None, false)] {
-        let limited = ctx(limit);
-        let table = MemTable::try_new(Arc::clone(&schema), vec![batches.clone()]).unwrap();
-        limited.register_table("big", Arc::new(table)).unwrap();
+        let limited = with_table(limit, "big", &big);
         let result = outcome(&limited, "SELECT length(to_json(v)) FROM big").await;
         match result {
             Err(e) if fails => {
