@@ -7,13 +7,15 @@
 
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::config::ConfigOptions;
 use datafusion::logical_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF};
 use datafusion_parquet_variant::codec::{JsonParser, VariantBuilder, validate};
 use datafusion_parquet_variant::functions::scalar_functions;
-use datafusion_parquet_variant::variant_array::{VariantArrayBuilder, variant_field};
+use datafusion_parquet_variant::variant_array::{
+    VariantArrayBuilder, VariantColumn, variant_field,
+};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
@@ -112,21 +114,15 @@ fuzz_target!(|input: Input| {
     let Ok(ColumnarValue::Array(out)) = result else {
         return;
     };
-    let out = out.as_struct();
-    if out.is_null(0) || !is_valid(&input.variant) || !is_valid(&input.new_value) {
+    if !is_valid(&input.variant) || !is_valid(&input.new_value) {
         return;
     }
-    let metadata = out
-        .column(0)
-        .as_binary_view_opt()
-        .map(|a| a.value(0).to_vec());
-    let metadata = metadata.unwrap_or_else(|| out.column(0).as_binary::<i32>().value(0).to_vec());
-    let value = out
-        .column(1)
-        .as_binary_view_opt()
-        .map(|a| a.value(0).to_vec());
-    let value = value.unwrap_or_else(|| out.column(1).as_binary::<i32>().value(0).to_vec());
-    if let Err(e) = validate(&metadata, &value) {
+    let column = VariantColumn::try_new(&out).expect("a variant column");
+    let rows = column.rows().expect("readable rows");
+    let Some((metadata, value)) = rows.bytes(0) else {
+        return;
+    };
+    if let Err(e) = validate(metadata, value) {
         panic!("{} returned an invalid value: {e}", udf.name());
     }
 });
