@@ -16,6 +16,7 @@ use crate::functions::common::KernelMemory;
 use crate::functions::{aggregate_functions, scalar_functions};
 use crate::parquet::{
     VariantConfig, VariantParquetFormatFactory, VariantTableFactory, VariantTableOptions,
+    WholeValueFiltersIntoScan,
 };
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
@@ -28,8 +29,12 @@ use crate::sql::{
 /// columns as variants, and `CREATE EXTERNAL TABLE .. STORED AS PARQUET` making tables that
 /// logical plans can carry (around the session's own factory; [`crate::parquet`]).
 ///
-/// The `VARIANT` type name needs a type planner, which DataFusion 55 only accepts when the
-/// session state is built: use [`register_all_with_state`] (or [`session_context`]) for it.
+/// The `VARIANT` type name needs a type planner, and computing whole-value reads of a filter in
+/// the scan ([`crate::parquet::WholeValueFiltersIntoScan`]) a physical optimizer rule; DataFusion
+/// 55 accepts both only when the session state is built: use [`register_all_with_state`] (or
+/// [`session_context`]) for them. (Rebuilding the context's state from itself would not do: it
+/// registers the functions again in no fixed order, so where two claim a name, e.g. an
+/// application's `date_trunc` over DataFusion's, either may win.)
 pub fn register_all(ctx: &SessionContext) -> Result<()> {
     for udf in scalar_functions() {
         ctx.register_udf(udf.as_ref().clone());
@@ -139,6 +144,7 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .expect("variant is not a native type");
     builder
         .with_optimizer_rule(Arc::new(WholeValueReadsIntoScan))
+        .with_physical_optimizer_rule(Arc::new(WholeValueFiltersIntoScan))
         .with_extension_type_registry(Arc::new(registry))
         .with_type_planner(Arc::new(VariantTypePlanner))
 }

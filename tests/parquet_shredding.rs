@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::*;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, Int64Array, RecordBatch, StructArray,
+};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema};
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::codec::{self, SessionTimeZone, Variant, write_json};
@@ -19,7 +21,9 @@ use datafusion_parquet_variant::parquet::{
     ShreddingOptions, register_parquet_table, write_parquet,
 };
 use datafusion_parquet_variant::session_context;
-use datafusion_parquet_variant::shredding::{shred_variant, shredded_variant_type};
+use datafusion_parquet_variant::shredding::{
+    TopLevel, for_each_top_level, shred_variant, shredded_validity, shredded_variant_type,
+};
 use datafusion_parquet_variant::variant_array::{
     VariantArrayBuilder, VariantColumn, variant_data_type, variant_field,
 };
@@ -72,6 +76,58 @@ fn schema_texts(array: &ArrayRef) -> Vec<Option<String>> {
         .as_string::<i32>()
         .iter()
         .map(|s| s.map(String::from))
+        .collect()
+}
+
+/// `is_valid_variant` of every row of a variant column: checked where a shredded column holds
+/// each value, byte by byte for an unshredded one.
+fn validity(array: &ArrayRef) -> Vec<Option<bool>> {
+    if array.as_struct().column_by_name("typed_value").is_some() {
+        let valid = shredded_validity(array.as_struct()).unwrap();
+        return valid.as_boolean().iter().collect();
+    }
+    let column = VariantColumn::try_new(array).unwrap();
+    let rows = column.rows().unwrap();
+    (0..column.len())
+        .map(|i| rows.bytes(i).map(|(m, v)| codec::validate(m, v).is_ok()))
+        .collect()
+}
+
+/// The top level of every row of a variant column, as `is_variant_null`,
+/// `variant_array_length` and `variant_object_keys` see it: read from the shredded columns
+/// (`for_each_top_level`) for a shredded column, from the values for an unshredded one.
+fn top_levels(array: &ArrayRef) -> Vec<String> {
+    fn of_value(v: Variant<'_>) -> String {
+        match v.get().unwrap() {
+            codec::Value::Null => "null".into(),
+            codec::Value::Array(a) => format!("array of {}", a.len()),
+            codec::Value::Object(o) => {
+                let keys: Vec<_> = (0..o.len()).map(|i| o.key(i).unwrap()).collect();
+                format!("object {keys:?}")
+            }
+            _ => "primitive".into(),
+        }
+    }
+    let mut out = vec![];
+    if array.as_struct().column_by_name("typed_value").is_some() {
+        for_each_top_level(array.as_struct(), |row| {
+            out.push(match row {
+                TopLevel::Null => "SQL NULL".into(),
+                TopLevel::Missing => "null".into(),
+                TopLevel::Residual(v) => of_value(v),
+                TopLevel::Primitive => "primitive".into(),
+                TopLevel::Array(n) => format!("array of {n}"),
+                TopLevel::Object(keys) => format!("object {keys:?}"),
+            });
+            Ok(())
+        })
+        .unwrap();
+        return out;
+    }
+    let column = VariantColumn::try_new(array).unwrap();
+    let rows = column.rows().unwrap();
+    (0..column.len())
+        .map(|i| rows.get(i).unwrap().map_or("SQL NULL".into(), of_value))
         .collect()
 }
 
@@ -394,8 +450,85 @@ proptest! {
             let reassembled: ArrayRef =
                 Arc::new(datafusion_parquet_variant::shredding::unshred(shredded.as_struct()).unwrap());
             prop_assert_eq!(schema_texts(&shredded), schema_texts(&reassembled), "schema_of_variant, {}", schema);
+            // is_valid_variant where the shredded column holds each value: valid as the input
+            prop_assert_eq!(validity(&shredded), validity(&input), "is_valid_variant, {}", schema);
+            // the top level read from the shredded columns: that of the reassembled values
+            prop_assert_eq!(top_levels(&shredded), top_levels(&reassembled), "top level, {}", schema);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    /// `is_valid_variant` on a shredded column with one byte of its metadata or top-level
+    /// residuals flipped: a row it calls valid reassembles, and to a valid value.
+    #[test]
+    fn a_shredded_row_said_valid_reassembles_to_a_valid_value(
+        values in proptest::collection::vec(proptest::option::weighted(0.9, value_strategy()), 1..12),
+        in_metadata in any::<bool>(),
+        at in any::<proptest::sample::Index>(),
+        mask in 1u8..=255,
+    ) {
+        let encoded: Vec<_> = values
+            .iter()
+            .map(|v| v.as_ref().map(|v| encode_ours(v).unwrap()))
+            .collect();
+        let input = variant_column(&encoded);
+        let name = if in_metadata { "metadata" } else { "value" };
+        for schema in SCHEMAS {
+            let ty = datafusion_parquet_variant::cast::target_type::parse_target_type(schema)
+                .unwrap();
+            let shredded = shred_variant(&input, &ty).unwrap();
+            let corrupted = with_flipped_byte(shredded.as_struct(), name, &at, mask);
+            let Some(corrupted) = corrupted else { continue };
+            for (i, said) in validity(&corrupted).into_iter().enumerate() {
+                if said == Some(true) {
+                    let row = corrupted.slice(i, 1);
+                    let reassembled = datafusion_parquet_variant::shredding::unshred(row.as_struct());
+                    prop_assert!(reassembled.is_ok(), "{}: row {} said valid: {:?}", schema, i, reassembled);
+                    let reassembled: ArrayRef = Arc::new(reassembled.unwrap());
+                    prop_assert_eq!(validity(&reassembled), vec![Some(true)], "{}: row {}", schema, i);
+                }
+            }
+        }
+    }
+}
+
+/// `column` with byte `at` of its binary child `name` xor-ed with `mask`; None when the child
+/// is missing or holds no bytes.
+fn with_flipped_byte(
+    column: &StructArray,
+    name: &str,
+    at: &proptest::sample::Index,
+    mask: u8,
+) -> Option<ArrayRef> {
+    let binary = column.column_by_name(name)?.as_binary::<i32>();
+    let mut bytes = binary.values().to_vec();
+    if bytes.is_empty() {
+        return None;
+    }
+    let k = at.index(bytes.len());
+    bytes[k] ^= mask;
+    let flipped = BinaryArray::new(
+        binary.offsets().clone(),
+        bytes.into(),
+        binary.nulls().cloned(),
+    );
+    let columns = column
+        .fields()
+        .iter()
+        .zip(column.columns())
+        .map(|(f, c)| match f.name() == name {
+            true => Arc::new(flipped.clone()) as ArrayRef,
+            false => Arc::clone(c),
+        })
+        .collect();
+    Some(Arc::new(StructArray::new(
+        column.fields().clone(),
+        columns,
+        column.nulls().cloned(),
+    )))
 }
 
 /// What arrow-rs `shred_variant` writes, we reassemble. Values here are ones its shredding

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, GenericStringArray, OffsetSizeTrait, StringArray,
+    Array, ArrayRef, AsArray, GenericStringArray, OffsetSizeTrait, StringArray, StructArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
@@ -25,6 +25,13 @@ pub const DOC_SECTION_VARIANT: DocSection = DocSection {
 /// Turns a codec error into an execution error that names the function.
 pub fn codec_error(function: &str, e: VariantError) -> DataFusionError {
     DataFusionError::Execution(format!("{function}: {e}"))
+}
+
+/// `array` as a shredded variant column (one with `typed_value`), None for any other layout.
+pub fn shredded_column(array: &ArrayRef) -> Option<&StructArray> {
+    array
+        .as_struct_opt()
+        .filter(|s| s.column_by_name("typed_value").is_some())
 }
 
 /// The return field of a function returning an (unshredded) variant.

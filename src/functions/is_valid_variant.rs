@@ -9,8 +9,11 @@ use datafusion::logical_expr::{
     Signature, Volatility,
 };
 
-use super::common::{DOC_SECTION_VARIANT, check_variant_args, invoke_unary, plain_return_field};
+use super::common::{
+    DOC_SECTION_VARIANT, check_variant_args, invoke_unary, plain_return_field, shredded_column,
+};
 use crate::codec::validate;
+use crate::shredding::shredded_validity;
 use crate::variant_array::VariantColumn;
 
 /// The `is_valid_variant` UDF.
@@ -32,7 +35,9 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
         DOC_SECTION_VARIANT,
         "Returns true when the VARIANT's metadata and value bytes are a valid encoding (bounds, \
          offsets, UTF-8, field ids, unique keys, nesting depth at most 1000), false when they are \
-         not, NULL for SQL NULL.",
+         not, NULL for SQL NULL. A shredded value is checked as stored: its metadata, every \
+         residual value, the combinations of value and typed_value the shredding spec allows, \
+         and its shredded field names in the metadata.",
         "is_valid_variant(variant)",
     )
     .with_sql_example(
@@ -43,6 +48,10 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
 });
 
 fn is_valid_variant_array(array: &ArrayRef) -> Result<ArrayRef> {
+    if let Some(shredded) = shredded_column(array) {
+        // checked where the file holds each value, without reassembling it
+        return shredded_validity(shredded);
+    }
     let column = VariantColumn::try_new(array)?;
     let rows = column.rows()?;
     let out: BooleanArray = (0..column.len())

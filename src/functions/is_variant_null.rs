@@ -11,7 +11,9 @@ use datafusion::logical_expr::{
 
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
+    shredded_column,
 };
+use crate::shredding::{TopLevel, for_each_top_level};
 use crate::variant_array::VariantColumn;
 
 /// The `is_variant_null` UDF.
@@ -44,6 +46,19 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
 });
 
 fn is_variant_null_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
+    if let Some(shredded) = shredded_column(array) {
+        // from the top level of the shredded columns, without reassembling the rows
+        let mut out = Vec::with_capacity(array.len());
+        for_each_top_level(shredded, |row| {
+            out.push(match row {
+                TopLevel::Missing => true,
+                TopLevel::Residual(v) => v.is_null().map_err(|e| codec_error(function, e))?,
+                _ => false,
+            });
+            Ok(())
+        })?;
+        return Ok(Arc::new(BooleanArray::from(out)));
+    }
     let column = VariantColumn::try_new(array)?;
     let rows = column.rows()?;
     let mut out = Vec::with_capacity(column.len());

@@ -1,7 +1,7 @@
 //! The SQL functions, one per file, with the shared machinery in [`common`].
 use std::sync::Arc;
 
-use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF, ScalarUDFImpl};
 
 pub mod common;
 pub mod is_valid_variant;
@@ -32,14 +32,19 @@ pub mod variant_shredding_schema_agg;
 pub mod variant_strip_nulls;
 
 /// True for the functions that read a shredded variant column as it is, without reassembling
-/// it (`to_json`, `schema_of_variant`): a Parquet scan hands them a shredded file's column as
-/// the file has it.
+/// it (`to_json`, `schema_of_variant`, `is_valid_variant`, and those that look at the top level
+/// only: `is_variant_null`, `variant_array_length`, `variant_object_keys`): a Parquet scan hands
+/// them a shredded file's column as the file has it.
 pub fn reads_shredded_input(udf: &ScalarUDF) -> bool {
-    let inner = udf.inner();
-    inner.downcast_ref::<to_json::ToJson>().is_some()
-        || inner
-            .downcast_ref::<schema_of_variant::SchemaOfVariant>()
-            .is_some()
+    fn is<F: ScalarUDFImpl>(udf: &ScalarUDF) -> bool {
+        udf.inner().downcast_ref::<F>().is_some()
+    }
+    is::<to_json::ToJson>(udf)
+        || is::<schema_of_variant::SchemaOfVariant>(udf)
+        || is::<is_valid_variant::IsValidVariant>(udf)
+        || is::<is_variant_null::IsVariantNull>(udf)
+        || is::<variant_array_length::VariantArrayLength>(udf)
+        || is::<variant_object_keys::VariantObjectKeys>(udf)
 }
 
 /// Every scalar function of this crate.

@@ -1,7 +1,7 @@
 //! `schema_of_variant(v)`: the schema of a VARIANT in Spark's type names.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{ArrayRef, AsArray, StringBuilder};
+use datafusion::arrow::array::{ArrayRef, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::Result;
 use datafusion::logical_expr::{
@@ -11,6 +11,7 @@ use datafusion::logical_expr::{
 
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
+    shredded_column,
 };
 use crate::shredding::shredded_schemas;
 use crate::variant_array::VariantColumn;
@@ -49,9 +50,7 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
 
 /// The schema text of every row of a variant column (SQL NULL stays NULL), shredded or not.
 pub fn variant_array_schemas(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
-    if let Some(shredded) = array.as_struct_opt()
-        && shredded.column_by_name("typed_value").is_some()
-    {
+    if let Some(shredded) = shredded_column(array) {
         // straight from the shredded columns, without reassembling the values
         return shredded_schemas(function, shredded);
     }

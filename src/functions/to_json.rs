@@ -1,7 +1,7 @@
 //! `to_json(v)`: renders a VARIANT as JSON text with Spark's formatting.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{ArrayRef, AsArray, StringArray};
+use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::{Result, exec_err};
@@ -12,7 +12,7 @@ use datafusion::logical_expr::{
 
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
-    session_time_zone,
+    session_time_zone, shredded_column,
 };
 use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::{JsonRowWriter, SessionTimeZone};
@@ -55,9 +55,7 @@ pub fn variant_array_to_json(
     array: &ArrayRef,
     tz: &SessionTimeZone,
 ) -> Result<ArrayRef> {
-    if let Some(shredded) = array.as_struct_opt()
-        && shredded.column_by_name("typed_value").is_some()
-    {
+    if let Some(shredded) = shredded_column(array) {
         // straight from the shredded columns, without reassembling the values
         return shredded_to_json(function, shredded, tz);
     }

@@ -11,8 +11,10 @@ use datafusion::logical_expr::{
 
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
+    shredded_column,
 };
 use crate::codec::Value;
+use crate::shredding::{TopLevel, for_each_top_level};
 use crate::variant_array::VariantColumn;
 
 /// The `variant_array_length` UDF.
@@ -44,6 +46,22 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
 });
 
 fn variant_array_length_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
+    if let Some(shredded) = shredded_column(array) {
+        // from the top level of the shredded columns, without reassembling the rows
+        let mut out = Int32Array::builder(array.len());
+        for_each_top_level(shredded, |row| {
+            out.append_option(match row {
+                TopLevel::Array(n) => Some(n as i32),
+                TopLevel::Residual(v) => match v.get().map_err(|e| codec_error(function, e))? {
+                    Value::Array(a) => Some(a.len() as i32),
+                    _ => None,
+                },
+                _ => None,
+            });
+            Ok(())
+        })?;
+        return Ok(Arc::new(out.finish()));
+    }
     let column = VariantColumn::try_new(array)?;
     let rows = column.rows()?;
     let mut out = Int32Array::builder(column.len());

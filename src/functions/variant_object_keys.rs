@@ -11,8 +11,10 @@ use datafusion::logical_expr::{
 
 use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
+    shredded_column,
 };
-use crate::codec::Value;
+use crate::codec::{Value, Variant};
+use crate::shredding::{TopLevel, for_each_top_level};
 use crate::variant_array::VariantColumn;
 
 /// The `variant_object_keys` UDF.
@@ -48,24 +50,47 @@ fn keys_type() -> DataType {
     DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
 }
 
+/// Appends the keys of `v` when it is an object, a NULL otherwise.
+fn append_keys(function: &str, out: &mut ListBuilder<StringBuilder>, v: Variant<'_>) -> Result<()> {
+    match v.get().map_err(|e| codec_error(function, e))? {
+        Value::Object(obj) => {
+            for k in 0..obj.len() {
+                out.values()
+                    .append_value(obj.key(k).map_err(|e| codec_error(function, e))?);
+            }
+            out.append(true);
+        }
+        _ => out.append_null(),
+    }
+    Ok(())
+}
+
 fn variant_object_keys_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
+    if let Some(shredded) = shredded_column(array) {
+        // from the top level of the shredded columns, without reassembling the rows
+        let mut out = ListBuilder::with_capacity(StringBuilder::new(), array.len());
+        for_each_top_level(shredded, |row| {
+            match row {
+                TopLevel::Object(keys) => {
+                    for key in keys {
+                        out.values().append_value(key);
+                    }
+                    out.append(true);
+                }
+                TopLevel::Residual(v) => append_keys(function, &mut out, v)?,
+                _ => out.append_null(),
+            }
+            Ok(())
+        })?;
+        return Ok(Arc::new(out.finish()));
+    }
     let column = VariantColumn::try_new(array)?;
     let rows = column.rows()?;
     let mut out = ListBuilder::with_capacity(StringBuilder::new(), column.len());
     for i in 0..column.len() {
-        let Some(v) = rows.get(i)? else {
-            out.append_null();
-            continue;
-        };
-        match v.get().map_err(|e| codec_error(function, e))? {
-            Value::Object(obj) => {
-                for k in 0..obj.len() {
-                    out.values()
-                        .append_value(obj.key(k).map_err(|e| codec_error(function, e))?);
-                }
-                out.append(true);
-            }
-            _ => out.append_null(),
+        match rows.get(i)? {
+            Some(v) => append_keys(function, &mut out, v)?,
+            None => out.append_null(),
         }
     }
     Ok(Arc::new(out.finish()))

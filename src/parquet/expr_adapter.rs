@@ -279,8 +279,8 @@ impl VariantExprAdapter {
 }
 
 impl VariantExprAdapter {
-    /// True when `expr` is a call of a function that reads shredded input directly (`to_json`,
-    /// `schema_of_variant`) on a column this file shreds.
+    /// True when `expr` is a call of a function that reads shredded input directly
+    /// (`reads_shredded_input`) on a column this file shreds.
     fn reads_shredded_as_is(&self, expr: &Arc<dyn PhysicalExpr>) -> bool {
         let Some(call) = expr.downcast_ref::<ScalarFunctionExpr>() else {
             return false;

@@ -34,6 +34,7 @@ mod source;
 pub(crate) mod staged;
 mod table;
 pub mod variant_columns;
+mod whole_value_filters;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,6 +61,7 @@ pub use shredded_get::ShreddedGetExpr;
 pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
 pub use source::VariantParquetSource;
 pub use table::{VariantParquetTable, VariantTableFactory};
+pub use whole_value_filters::WholeValueFiltersIntoScan;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
 /// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT

@@ -13,8 +13,8 @@ use datafusion::common::{Result, exec_err};
 
 use super::codec_err;
 use super::reassemble::{
-    Bytes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, Typed, is_shredded,
-    residual_object, row_metadata,
+    Bytes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, ShreddedRows, Typed, is_shredded,
+    residual_object,
 };
 use crate::codec::format::{write_i64, write_json_bytes};
 use crate::codec::json_write::{KeyText, write_in_row, write_raw_value};
@@ -155,7 +155,7 @@ impl<'k> JsonWriter<'k, '_> {
         fields.extend(
             shredded
                 .iter()
-                .filter(|f| f.validity.is_valid(i) && present(&f.group, i))
+                .filter(|f| f.validity.is_valid(i) && f.group.holds_value(i))
                 .map(Field::Shredded),
         );
         let typed = fields.len();
@@ -379,12 +379,6 @@ fn residual_fields<'k>(keys: &KeyText<'k>, residual: &'k [u8]) -> Option<RawChil
     Some(children)
 }
 
-/// True when group `g` has a value at row `i`.
-fn present(g: &GroupPlan<'_>, i: usize) -> bool {
-    g.value.as_ref().is_some_and(|v| v.get(i).is_some())
-        || g.typed.as_ref().is_some_and(|(t, _)| t.is_valid(i))
-}
-
 /// The JSON text of every row of the shredded variant column `array` (SQL NULL stays NULL), as
 /// `to_json` renders the reassembled rows; `function` names the caller in errors.
 pub fn shredded_to_json(
@@ -392,13 +386,8 @@ pub fn shredded_to_json(
     array: &StructArray,
     tz: &SessionTimeZone,
 ) -> Result<ArrayRef> {
-    super::check_group(array.fields(), "")?;
-    let Some(metadata_column) = array.column_by_name("metadata") else {
-        return exec_err!("variant column has no metadata");
-    };
-    let metadata = Bytes::new(metadata_column)?;
-    let mut slots = 0;
-    let plan = GroupPlan::new(array, 0, &mut slots)?;
+    let column = ShreddedRows::new(array)?;
+    let plan = &column.plan;
     let mut writer = JsonWriter {
         rows: JsonRowWriter::default(),
         tz,
@@ -407,7 +396,7 @@ pub fn shredded_to_json(
     };
     let mut rows = RowBuffers::with_rows(array.len());
     for i in 0..array.len() {
-        let m = row_metadata(array, &metadata, i);
+        let m = column.metadata(i);
         if let Some(m) = m {
             let row = Row {
                 meta: Metadata::try_new(m).map_err(codec_err)?,
@@ -415,7 +404,7 @@ pub fn shredded_to_json(
                 i,
             };
             // a missing top-level value reads as a variant null
-            if !writer.group(&row, &plan, &mut rows.values, 0)? {
+            if !writer.group(&row, plan, &mut rows.values, 0)? {
                 rows.values.extend_from_slice(b"null");
             }
         }

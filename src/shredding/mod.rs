@@ -14,6 +14,8 @@ mod json;
 mod reassemble;
 mod schema;
 mod shred;
+mod top_level;
+mod validity;
 
 use std::sync::Arc;
 
@@ -32,6 +34,8 @@ pub use infer::{InferLimits, ShreddingInference};
 pub use json::shredded_to_json;
 pub use schema::shredded_schemas;
 pub use shred::{shred_variant, shredded_variant_type};
+pub use top_level::{TopLevel, for_each_top_level};
+pub use validity::shredded_validity;
 
 fn codec_err(e: crate::codec::VariantError) -> DataFusionError {
     DataFusionError::Execution(e.to_string())

@@ -306,6 +306,37 @@ pub(super) fn row_metadata<'a>(
     }
 }
 
+/// A shredded variant column resolved once per batch, for the loops that read it row by row
+/// without reassembling it: its shredding schema checked, its metadata, and the plan of its
+/// top-level group.
+pub(super) struct ShreddedRows<'a> {
+    array: &'a StructArray,
+    metadata: Bytes<'a>,
+    pub(super) plan: GroupPlan<'a>,
+}
+
+impl<'a> ShreddedRows<'a> {
+    pub(super) fn new(array: &'a StructArray) -> Result<Self> {
+        super::check_group(array.fields(), "")?;
+        let Some(metadata_column) = array.column_by_name("metadata") else {
+            return exec_err!("variant column has no metadata");
+        };
+        let metadata = Bytes::new(metadata_column)?;
+        let plan = GroupPlan::new(array, 0, &mut 0)?;
+        Ok(ShreddedRows {
+            array,
+            metadata,
+            plan,
+        })
+    }
+
+    /// The metadata of row `i`, None where the row is SQL NULL.
+    #[inline]
+    pub(super) fn metadata(&self, i: usize) -> Option<&'a [u8]> {
+        row_metadata(self.array, &self.metadata, i)
+    }
+}
+
 /// What a row loop over a shredded column builds: the rows' bytes back to back, their offsets
 /// and validity, with the check that one batch's output fits i32 offsets.
 pub(super) struct RowBuffers {
@@ -392,6 +423,13 @@ impl<'a> GroupPlan<'a> {
             None => None,
         };
         Ok(GroupPlan { value, typed })
+    }
+
+    /// True when the group has a value at row `i` (in `value` or in `typed_value`).
+    #[inline]
+    pub(super) fn holds_value(&self, i: usize) -> bool {
+        self.value.as_ref().is_some_and(|v| v.get(i).is_some())
+            || self.typed.as_ref().is_some_and(|(t, _)| t.is_valid(i))
     }
 }
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder, StructArray};
 use datafusion::common::{DataFusionError, Result, exec_err};
 
-use super::reassemble::{Bytes, GroupPlan, Typed, is_shredded, residual_object, row_metadata};
-use super::{check_group, codec_err};
+use super::codec_err;
+use super::reassemble::{GroupPlan, ShreddedRows, Typed, is_shredded, residual_object};
 use crate::codec::{EMPTY_METADATA, Metadata, Variant};
 use crate::variant_schema::VariantSchema;
 
@@ -18,24 +18,19 @@ use crate::variant_schema::VariantSchema;
 /// as `schema_of_variant` gives it for the reassembled rows; `function` names the caller in
 /// errors.
 pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef> {
-    check_group(array.fields(), "")?;
-    let Some(metadata_column) = array.column_by_name("metadata") else {
-        return exec_err!("variant column has no metadata");
-    };
-    let metadata = Bytes::new(metadata_column)?;
-    let mut slots = 0;
-    let plan = GroupPlan::new(array, 0, &mut slots)?;
+    let column = ShreddedRows::new(array)?;
+    let plan = &column.plan;
     let mut out = StringBuilder::with_capacity(array.len(), array.len() * 16);
     let mut scalar = Vec::new();
     for i in 0..array.len() {
-        let Some(m) = row_metadata(array, &metadata, i) else {
+        let Some(m) = column.metadata(i) else {
             out.append_null();
             continue;
         };
         let meta = Metadata::try_new(m)
             .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))?;
         // a missing top-level value reads as a variant null
-        let schema = group_schema(meta, &plan, i, 0, &mut scalar)?.unwrap_or(VariantSchema::Void);
+        let schema = group_schema(meta, plan, i, 0, &mut scalar)?.unwrap_or(VariantSchema::Void);
         out.append_value(schema.to_string());
     }
     Ok(Arc::new(out.finish()))

@@ -1,13 +1,16 @@
-//! Whole-value reads of a variant column computed in the scan. `to_json(v)` or
-//! `schema_of_variant(v)` inside an aggregate directly over a table scan
-//! (`SELECT sum(length(to_json(v))) FROM t`) is moved into a projection just above the scan,
-//! which the physical planner merges into the Parquet scan. There the per-file expression adapter
-//! hands a shredded file's column to the function as the file has it, and the JSON (or schema)
-//! is built straight from the shredded leaves, without reassembling the values first
-//! (`shredding::json`, `shredding::schema`).
+//! Whole-value reads of a variant column computed in the scan. A call of a function that reads
+//! shredded input as it is (`functions::reads_shredded_input`: `to_json(v)`,
+//! `schema_of_variant(v)`, `is_valid_variant(v)`, `variant_object_keys(v)`, ...) inside an
+//! aggregate directly over a table scan (`SELECT sum(length(to_json(v))) FROM t`) is moved into a
+//! projection just above the scan, which the physical planner merges into the Parquet scan. There
+//! the per-file expression adapter hands a shredded file's column to the function as the file
+//! has it, and the answer is built straight from the shredded leaves, without reassembling the
+//! values first (`shredding::json`, `shredding::schema`, `shredding::validity`,
+//! `shredding::top_level`).
 //!
 //! Only an aggregate directly over the scan is rewritten: below a filter the function would run
-//! on rows the filter drops. A projection over the scan needs no rewrite (DataFusion merges it).
+//! on rows the filter drops. A projection over the scan needs no rewrite (DataFusion merges it);
+//! a filter directly over the scan is the physical rule `parquet::WholeValueFiltersIntoScan`'s.
 use std::sync::Arc;
 
 use datafusion::common::Result;
@@ -27,8 +30,8 @@ fn read_alias(index: usize) -> String {
     format!("__variant_whole_value_{index}")
 }
 
-/// True for a whole-value read that shredded input serves directly: `to_json` or
-/// `schema_of_variant` of a column.
+/// True for a whole-value read that shredded input serves directly: a call of one of the
+/// functions of `reads_shredded_input` on a column.
 pub(crate) fn is_whole_value_read(expr: &Expr) -> bool {
     let Expr::ScalarFunction(call) = expr else {
         return false;
