@@ -92,4 +92,16 @@ pub const QUERIES: &[Query] = &[
         variant: "SELECT count(*) AS valid FROM t WHERE is_valid_variant(v)",
         plain: None,
     },
+    Query {
+        name: "q9",
+        what: "top-level keys (variant_object_keys, whole values)",
+        variant: "SELECT sum(cardinality(variant_object_keys(v))) AS keys FROM t",
+        plain: None,
+    },
+    Query {
+        name: "q10",
+        what: "strip nulls (variant_strip_nulls, on the reassembled values)",
+        variant: "SELECT sum(length(to_json(variant_strip_nulls(v)))) AS chars FROM t",
+        plain: None,
+    },
 ];
