@@ -16,7 +16,7 @@ use datafusion::common::{Result, internal_datafusion_err};
 use datafusion::datasource::physical_plan::FileScanConfig;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_expr::ScalarFunctionExpr;
-use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::expressions::{CaseExpr, Column};
 use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
@@ -66,11 +66,26 @@ fn reads_into_scan(filter: &FilterExec) -> Result<Option<FilterExec>> {
         None => (0..schema.fields().len()).collect(),
     };
     let mut kept: BTreeSet<usize> = output.iter().copied().collect();
+    // (not those under a CASE, which computes a branch only for the rows that reach it: a
+    // guard such as `CASE WHEN is_valid_variant(v) THEN to_json(v) .. END` must keep the rows it
+    // turns away from the call)
     filter.predicate().apply(|e| {
+        if e.downcast_ref::<CaseExpr>().is_some() {
+            return Ok(TreeNodeRecursion::Jump);
+        }
         if is_whole_value_read(e) {
             if !reads.iter().any(|r| r.as_ref() == e.as_ref()) {
                 reads.push(Arc::clone(e));
             }
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    if reads.is_empty() {
+        return Ok(None);
+    }
+    filter.predicate().apply(|e| {
+        if reads.iter().any(|r| r.as_ref() == e.as_ref()) {
             return Ok(TreeNodeRecursion::Jump);
         }
         if let Some(c) = e.downcast_ref::<Column>() {
@@ -78,9 +93,6 @@ fn reads_into_scan(filter: &FilterExec) -> Result<Option<FilterExec>> {
         }
         Ok(TreeNodeRecursion::Continue)
     })?;
-    if reads.is_empty() {
-        return Ok(None);
-    }
     // the scan gives those columns and the filter's output, then the reads' results (a variant
     // column that only the reads used is no longer reassembled)
     let kept: Vec<usize> = kept.into_iter().collect();

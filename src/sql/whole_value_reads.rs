@@ -66,6 +66,11 @@ impl OptimizerRule for WholeValueReadsIntoScan {
         let mut reads: Vec<Expr> = vec![];
         for expr in aggregate.group_expr.iter().chain(&aggregate.aggr_expr) {
             expr.apply(|e| {
+                // a CASE computes a branch only for the rows that reach it (a guard such as
+                // `CASE WHEN is_valid_variant(v) THEN to_json(v) END` must keep its rows away)
+                if matches!(e, Expr::Case(_)) {
+                    return Ok(TreeNodeRecursion::Jump);
+                }
                 if is_whole_value_read(e) {
                     if !reads.contains(e) {
                         reads.push(e.clone());
