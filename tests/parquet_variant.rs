@@ -64,6 +64,15 @@ async fn query(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
     run(ctx, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
+/// `CREATE EXTERNAL TABLE name STORED AS PARQUET` over `file`.
+async fn create_parquet_table(ctx: &SessionContext, name: &str, file: &std::path::Path) {
+    let sql = format!(
+        "CREATE EXTERNAL TABLE {name} STORED AS PARQUET LOCATION '{}'",
+        path_str(file)
+    );
+    query(ctx, &sql).await;
+}
+
 /// The output schema of `sql` as planned (the DataFrame's schema).
 async fn planned_schema(ctx: &SessionContext, sql: &str) -> Schema {
     let df = ctx.sql(sql).await.unwrap();
@@ -626,14 +635,7 @@ async fn register_all_installs_the_format_on_an_existing_context() {
         parquet_logical_type(&file, "v"),
         Some(LogicalType::Variant { .. })
     ));
-    query(
-        &ctx,
-        &format!(
-            "CREATE EXTERNAL TABLE x STORED AS PARQUET LOCATION '{}'",
-            path_str(&file)
-        ),
-    )
-    .await;
+    create_parquet_table(&ctx, "x", &file).await;
     assert_variant(&planned_schema(&ctx, "SELECT v FROM x").await, "v");
     assert_eq!(
         rows(&query(&ctx, "SELECT to_json(v) FROM x").await),
@@ -650,11 +652,7 @@ async fn register_all_installs_the_format_on_an_existing_context() {
     let built = session_context();
     let rules = built.state().physical_optimizers().to_vec();
     assert_eq!(rules.iter().filter(|r| r.name() == filter_rule).count(), 1);
-    let create = format!(
-        "CREATE EXTERNAL TABLE x STORED AS PARQUET LOCATION '{}'",
-        path_str(&file)
-    );
-    query(&built, &create).await;
+    create_parquet_table(&built, "x", &file).await;
     let plan = rows(&query(&built, &format!("EXPLAIN {count}")).await);
     let moved = "projection=[is_valid_variant(v@0) as __variant_whole_value_0]";
     assert!(plan.iter().any(|line| line.contains(moved)), "{plan:?}");
@@ -678,11 +676,7 @@ async fn a_case_guard_keeps_rows_away_from_whole_value_reads() {
         path_str(&file)
     );
     query(&ctx, &copy).await;
-    let create = format!(
-        "CREATE EXTERNAL TABLE guarded STORED AS PARQUET LOCATION '{}'",
-        path_str(&file)
-    );
-    query(&ctx, &create).await;
+    create_parquet_table(&ctx, "guarded", &file).await;
     let valid = "SELECT id, is_valid_variant(v) FROM guarded ORDER BY id";
     assert_eq!(rows(&query(&ctx, valid).await), ["1|true", "2|false"]);
     let unguarded = "SELECT count(*) FROM guarded WHERE to_json(v) = '5'";
