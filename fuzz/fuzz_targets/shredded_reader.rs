@@ -1,9 +1,10 @@
 //! Untrusted shredded columns (what a Parquet file of another writer may hold): valid values
 //! shredded by one of several types, then their `metadata` and `value` columns corrupted at any
 //! depth (bytes replaced, rows nulled, a row's bytes given to another). Reassembly, `to_json`
-//! and `schema_of_variant` straight from the shredded columns, and `variant_get` over them must
-//! never panic; where the reassembly and a direct reading both succeed, the direct reading
-//! agrees with the function over the reassembled column. Before the corruption (valid shredded
+//! and `schema_of_variant` straight from the shredded columns, `is_valid_variant` and the top
+//! level read from them, and `variant_get` over them must never panic; where the reassembly and
+//! a direct reading both succeed, the direct reading agrees with the function over the
+//! reassembled column, and a row said valid reassembles to a valid value. Before the corruption (valid shredded
 //! columns), our reassembly and arrow-rs's `unshred_variant` give the same JSON text.
 #![no_main]
 
@@ -17,14 +18,18 @@ use datafusion::config::ConfigOptions;
 use datafusion::logical_expr::{ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF};
 use datafusion::scalar::ScalarValue;
 use datafusion_parquet_variant::cast::target_type::parse_target_type;
+use datafusion_parquet_variant::codec::validate;
 use datafusion_parquet_variant::codec::{JsonParser, SessionTimeZone, VariantBuilder};
 use datafusion_parquet_variant::functions::scalar_functions;
 use datafusion_parquet_variant::functions::schema_of_variant::variant_array_schemas;
 use datafusion_parquet_variant::functions::to_json::variant_array_to_json;
 use datafusion_parquet_variant::shredding::{
-    shred_variant, shredded_schemas, shredded_to_json, unshred,
+    for_each_top_level, shred_variant, shredded_schemas, shredded_to_json, shredded_validity,
+    unshred,
 };
-use datafusion_parquet_variant::variant_array::{VariantArrayBuilder, variant_extension_metadata};
+use datafusion_parquet_variant::variant_array::{
+    VariantArrayBuilder, VariantColumn, variant_extension_metadata,
+};
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use parquet_variant_compute::{VariantArray as ArrowVariantArray, unshred_variant};
@@ -165,6 +170,7 @@ fuzz_target!(|input: Input| {
         return;
     };
     let direct = shredded_to_json("to_json", shredded.as_struct(), &tz);
+    let direct_schemas = shredded_schemas("schema_of_variant", shredded.as_struct());
     if let Ok(reassembled) = unshred(shredded.as_struct()) {
         let reassembled: ArrayRef = Arc::new(reassembled);
         if let (Ok(direct), Ok(expected)) =
@@ -172,7 +178,32 @@ fuzz_target!(|input: Input| {
         {
             assert_eq!(texts(direct), texts(&expected), "{schema}");
         }
+        if let (Ok(direct), Ok(expected)) = (
+            &direct_schemas,
+            variant_array_schemas("schema_of_variant", &reassembled),
+        ) {
+            assert_eq!(
+                texts(direct),
+                texts(&expected),
+                "schema_of_variant, {schema}"
+            );
+        }
     }
+    // is_valid_variant where the file holds each value: a row said valid reassembles, validly
+    if let Ok(validity) = shredded_validity(shredded.as_struct()) {
+        for i in 0..validity.len() {
+            if validity.as_boolean().is_valid(i) && validity.as_boolean().value(i) {
+                let row = unshred(shredded.slice(i, 1).as_struct())
+                    .unwrap_or_else(|e| panic!("{schema}: row {i} said valid: {e}"));
+                let row: ArrayRef = Arc::new(row);
+                let row = VariantColumn::try_new(&row).expect("a variant column");
+                if let Some((m, v)) = row.rows().expect("readable rows").bytes(0) {
+                    assert!(validate(m, v).is_ok(), "{schema}: row {i}");
+                }
+            }
+        }
+    }
+    let _ = for_each_top_level(shredded.as_struct(), |_| Ok(()));
     // variant_get over the shredded column, the path and type as a query gives them
     let arg_fields = vec![
         Arc::new(
