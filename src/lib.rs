@@ -11,6 +11,7 @@
 //! - [`parquet`]: the Parquet file format that reads and writes variant columns.
 //! - [`register_all`]: registers everything with a `SessionContext` in one call.
 
+mod arrow_nested;
 pub mod cast;
 pub mod cli;
 pub mod codec;

@@ -697,6 +697,84 @@ async fn interval_keeps_months_days_and_millis() {
     );
 }
 
+/// INTERVAL inside a struct, a list and a map is read exactly too: months, days and
+/// milliseconds, also where the parquet crate would drop the months (DayTime) or the days.
+#[tokio::test]
+async fn nested_intervals_keep_months_days_and_millis() {
+    // rows: s = {iv: 14 months 3 days 4.5 s}, l = [1 month, NULL], m = {k: 2 days};
+    // s = NULL, l = [], m = {k: NULL}
+    let path = write(
+        "nested-interval",
+        "message m {
+            optional group s { optional fixed_len_byte_array(12) iv (INTERVAL); }
+            optional group l (LIST) { repeated group list {
+                optional fixed_len_byte_array(12) element (INTERVAL); } }
+            optional group m (MAP) { repeated group key_value {
+                required binary key (STRING); optional fixed_len_byte_array(12) value (INTERVAL); } }
+        }",
+        vec![
+            fixed(&[&interval_bytes(14, 3, 4500)]).def(&[2, 0]),
+            fixed(&[&interval_bytes(1, 0, 0)]).def(&[3, 2, 1]).rep(&[0, 1, 0]),
+            strs(&["k", "k"]).def(&[2, 2]).rep(&[0, 0]),
+            fixed(&[&interval_bytes(0, 2, 0)]).def(&[3, 2]).rep(&[0, 0]),
+        ],
+    );
+    let r = read(&path).await;
+    assert_eq!(
+        r.columns["s"],
+        ["{iv: 14 mons 3 days 4.500000000 secs}", "NULL"]
+    );
+    assert_eq!(r.columns["l"], ["[1 mons, NULL]", "[]"]);
+    assert_eq!(r.columns["m"], ["{k: 2 days}", "{k: NULL}"]);
+    let DataType::Struct(s) = r.field("s").data_type() else {
+        panic!("{:?}", r.field("s"));
+    };
+    assert_eq!(
+        s[0].data_type(),
+        &DataType::Interval(IntervalUnit::MonthDayNano)
+    );
+}
+
+/// `COPY` writes intervals inside a struct, a list and a map as `INTERVAL` leaves (what Spark,
+/// DuckDB and pyarrow read as intervals), not as the parquet crate's refusal or plain bytes.
+#[tokio::test]
+async fn nested_intervals_are_written_as_interval_leaves() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = std::env::temp_dir().join(format!("nested-interval-write-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("i.parquet");
+    let sql = format!(
+        "COPY (SELECT named_struct('iv', INTERVAL '1 month') AS s, make_array(INTERVAL '2 days') AS l, \
+         map(['k'], [INTERVAL '3 seconds']) AS m) TO '{}' STORED AS PARQUET",
+        path.display()
+    );
+    collect(&ctx(), &sql).await;
+    let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let leaves: Vec<(String, ConvertedType)> = (0..schema.num_columns())
+        .map(|i| {
+            (
+                schema.column(i).path().string(),
+                schema.column(i).converted_type(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        leaves,
+        [
+            ("s.iv".to_string(), ConvertedType::INTERVAL),
+            ("l.list.item".to_string(), ConvertedType::INTERVAL),
+            ("m.entries.key".to_string(), ConvertedType::UTF8),
+            ("m.entries.value".to_string(), ConvertedType::INTERVAL),
+        ]
+    );
+    let r = read(&path).await;
+    assert_eq!(r.columns["s"], ["{iv: 1 mons}"]);
+    assert_eq!(r.columns["l"], ["[2 days]"]);
+    assert_eq!(r.columns["m"], ["{k: 3.000000000 secs}"]);
+}
+
 /// The rows of one row group: `(months, days, milliseconds)` or NULL.
 type IntervalRows<'a> = &'a [Option<(u32, u32, u32)>];
 
@@ -1075,10 +1153,14 @@ async fn legacy_json_geometry_and_interval_inside_groups() {
             .map(String::as_str),
         Some(r#"{"crs":"OGC:CRS84"}"#)
     );
-    // nested, INTERVAL stays the parquet crate's Interval(DayTime) (documented)
+    // nested, INTERVAL is read exactly too: 1 month, 2 days, 3 ms
     assert_eq!(
         s.find("iv").unwrap().1.data_type(),
-        &DataType::Interval(IntervalUnit::DayTime)
+        &DataType::Interval(IntervalUnit::MonthDayNano)
+    );
+    assert_eq!(
+        r.columns["s"],
+        [r#"{g: 0101000000000000000000f03f0000000000000040, iv: 1 mons 2 days 0.003000000 secs}"#]
     );
 }
 
@@ -1611,29 +1693,22 @@ async fn arrow_typeof_reports_the_logical_mapping() {
     assert_eq!(cells["l"], ["List(non-null Int32, field: 'element')"]);
 }
 
-/// A column's Parquet type decides the fix-ups of every file (the first file that needs one):
-/// a nested INTERVAL, read as the parquet crate reads it, needs none, so a file whose struct
-/// holds only that does not take the decision from a later file whose struct has an ENUM too.
+/// A nested INTERVAL needs a fix-up (it is read exactly, as `Interval(MonthDayNano)`), as a
+/// top-level one does: a column holding one is collected.
 #[test]
-fn a_nested_interval_alone_does_not_decide_a_column() {
+fn a_nested_interval_needs_a_fixup() {
     use datafusion_parquet_variant::parquet::logical_types::{
         ParquetColumnTypes, collect_logical_type_fixups,
     };
     let descriptor =
         |text: &str| SchemaDescriptor::new(Arc::new(parse_message_type(text).unwrap()));
-    let only_interval = descriptor(
-        "message m { optional group s { optional fixed_len_byte_array(12) iv (INTERVAL); } }",
-    );
-    let with_enum = descriptor(
-        "message m { optional group s {
-            optional fixed_len_byte_array(12) iv (INTERVAL); optional binary e (ENUM); } }",
+    let nested = descriptor(
+        "message m { optional group s { optional fixed_len_byte_array(12) iv (INTERVAL); }
+            optional group p { optional fixed_len_byte_array(12) plain; } }",
     );
     let mut types = ParquetColumnTypes::new();
-    collect_logical_type_fixups(&only_interval, &mut types);
-    assert!(types.is_empty(), "{types:?}");
-    collect_logical_type_fixups(&with_enum, &mut types);
-    assert_eq!(types["s"].get_fields().len(), 2, "{types:?}");
-    // at the top level, INTERVAL is one
+    collect_logical_type_fixups(&nested, &mut types);
+    assert_eq!(types.keys().collect::<Vec<_>>(), ["s"], "{types:?}");
     let top = descriptor("message m { optional fixed_len_byte_array(12) iv (INTERVAL); }");
     collect_logical_type_fixups(&top, &mut types);
     assert!(types.contains_key("iv"), "{types:?}");

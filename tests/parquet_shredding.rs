@@ -262,6 +262,96 @@ async fn the_written_parquet_schema_follows_the_spec() {
     assert!(!x_group.contains("typed_value"), "{x_group}");
 }
 
+/// The lines of the Parquet group that starts at line `start` of a printed schema (its own line
+/// included, up to its closing brace).
+fn group_at<'a>(lines: &[&'a str], start: usize) -> Vec<&'a str> {
+    let mut depth = 0;
+    let mut out = vec![];
+    for line in &lines[start..] {
+        out.push(*line);
+        depth += line.matches('{').count();
+        depth -= line.matches('}').count();
+        if depth == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// Variants inside a struct, a list and a map, shredded by path (`s.v`, `arr.element`,
+/// `m.value`): each a VARIANT group of specification version 1 with `metadata`, `value` and a
+/// `typed_value` of its shredding type, as the spec lays out a top-level one; they read back as
+/// written, the map's values too (which SQL cannot declare in the file's layout).
+#[tokio::test]
+async fn nested_variants_are_shredded_by_path() {
+    let dir = scratch("nested");
+    let path = dir.join("n.parquet");
+    let ctx = session_context().enable_url_table();
+    let input = "SELECT id, named_struct('n', id, 'v', parse_json(j)) AS s, \
+         make_array(parse_json(j)) AS arr, map(['k'], [parse_json(j)]) AS m \
+         FROM (VALUES (1, '{\"a\": 1, \"b\": \"x\"}'), (2, '{\"a\": \"no\"}'), (3, '[7]')) \
+         AS t(id, j)";
+    let sql = format!(
+        "COPY ({input}) TO '{}' STORED AS PARQUET OPTIONS (\
+         'variant.shred.s.v' 'struct<a bigint>', 'variant.shred.arr.element' 'struct<b string>', \
+         'variant.shred.m.value' 'array<bigint>')",
+        path.display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    let text = parquet_schema_text(&path);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    // (parse_json of a column may be NULL: OPTIONAL groups)
+    let expected: [(&str, &[&str]); 3] = [
+        (
+            "OPTIONAL group v (VARIANT(Some(1))) {",
+            &[
+                "OPTIONAL group typed_value {",
+                "REQUIRED group a {",
+                "OPTIONAL INT64 typed_value;",
+            ],
+        ),
+        (
+            // (DataFusion names a list's element `item`; the option says `element` for any)
+            "OPTIONAL group item (VARIANT(Some(1))) {",
+            &[
+                "OPTIONAL group typed_value {",
+                "REQUIRED group b {",
+                "OPTIONAL BYTE_ARRAY typed_value (STRING);",
+            ],
+        ),
+        (
+            "OPTIONAL group value (VARIANT(Some(1))) {",
+            &[
+                "OPTIONAL group typed_value (LIST) {",
+                "OPTIONAL INT64 typed_value;",
+            ],
+        ),
+    ];
+    for (group, inside) in expected {
+        let start = lines.iter().position(|l| *l == group);
+        let start = start.unwrap_or_else(|| panic!("missing `{group}` in\n{text}"));
+        let group_lines = group_at(&lines, start);
+        for line in [
+            "REQUIRED BYTE_ARRAY metadata;",
+            "OPTIONAL BYTE_ARRAY value;",
+        ]
+        .iter()
+        .chain(inside)
+        {
+            assert!(
+                group_lines.contains(line),
+                "missing `{line}` in\n{}",
+                group_lines.join("\n")
+            );
+        }
+    }
+    let read = "SELECT to_json(s['v']) || ' ' || to_json(arr[1]) || ' ' || to_json(m['k']) FROM";
+    let written = to_json_rows(&ctx, &format!("{read} ({input}) ORDER BY id")).await;
+    let back = to_json_rows(&ctx, &format!("{read} '{}' ORDER BY id", path.display())).await;
+    assert_eq!(back, written);
+    assert_eq!(written[2], "[7] [7] [7]");
+}
+
 /// A uuid shredding type (Rust API only: SQL has no uuid type name) is FIXED_LEN_BYTE_ARRAY(16)
 /// with the UUID logical type; times and nanosecond timestamps are INT64 with TIME / TIMESTAMP.
 #[tokio::test]

@@ -9,11 +9,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
-};
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::metadata::FieldMetadata;
+
+use crate::arrow_nested::with_children_converted;
 use datafusion::common::utils::take_function_args;
 use datafusion::common::{Column, Result};
 use datafusion::dataframe::DataFrame;
@@ -89,63 +89,8 @@ pub fn display_array(field: &Field, array: &ArrayRef, tz: &SessionTimeZone) -> R
         return variant_array_to_json("variant display", array, tz);
     }
     let new_field = display_field(field);
-    Ok(match (field.data_type(), new_field.data_type()) {
-        (DataType::Struct(fields), DataType::Struct(new_fields)) => {
-            let a = array.as_struct();
-            let columns = fields
-                .iter()
-                .zip(a.columns())
-                .map(|(f, c)| display_array(f, c, tz))
-                .collect::<Result<Vec<_>>>()?;
-            Arc::new(StructArray::try_new(
-                new_fields.clone(),
-                columns,
-                a.nulls().cloned(),
-            )?)
-        }
-        (DataType::List(f), DataType::List(nf)) => {
-            let a = array.as_list::<i32>();
-            let values = display_array(f, a.values(), tz)?;
-            Arc::new(ListArray::try_new(
-                Arc::clone(nf),
-                a.offsets().clone(),
-                values,
-                a.nulls().cloned(),
-            )?)
-        }
-        (DataType::LargeList(f), DataType::LargeList(nf)) => {
-            let a = array.as_list::<i64>();
-            let values = display_array(f, a.values(), tz)?;
-            Arc::new(LargeListArray::try_new(
-                Arc::clone(nf),
-                a.offsets().clone(),
-                values,
-                a.nulls().cloned(),
-            )?)
-        }
-        (DataType::FixedSizeList(f, n), DataType::FixedSizeList(nf, _)) => {
-            let a = array.as_fixed_size_list();
-            let values = display_array(f, a.values(), tz)?;
-            Arc::new(FixedSizeListArray::try_new(
-                Arc::clone(nf),
-                *n,
-                values,
-                a.nulls().cloned(),
-            )?)
-        }
-        (DataType::Map(f, sorted), DataType::Map(nf, _)) => {
-            let a = array.as_map();
-            let entries: ArrayRef = Arc::new(a.entries().clone());
-            let entries = display_array(f, &entries, tz)?;
-            Arc::new(MapArray::try_new(
-                Arc::clone(nf),
-                a.offsets().clone(),
-                entries.as_struct().clone(),
-                a.nulls().cloned(),
-                *sorted,
-            )?)
-        }
-        _ => Arc::clone(array),
+    with_children_converted(array, new_field.data_type(), |f, c, _| {
+        display_array(f, c, tz)
     })
 }
 

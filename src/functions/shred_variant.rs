@@ -1,17 +1,21 @@
-//! The hidden scalar function `__shred_variant(v, shredding)` that `COPY`/`INSERT` with
-//! `variant.shred.<column>` put before the sink: `v` shredded into the type of its second
-//! argument, a typed NULL literal (so the type, whatever it is, travels with the plan as a
-//! plain value, and the call by name: a receiving session resolves it once
-//! `plan_codec::register_plan_functions` has registered it, with no codec of ours).
+//! The hidden scalar function `__shred_variant(v, shredding [, segment, ..])` that
+//! `COPY`/`INSERT` with `variant.shred.<column>` put before the sink: `v` shredded into the type
+//! of its second argument, a typed NULL literal (so the type, whatever it is, travels with the
+//! plan as a plain value, and the call by name: a receiving session resolves it once
+//! `plan_codec::register_plan_functions` has registered it, with no codec of ours). With path
+//! segments (string literals), the variant shredded is the one they lead to inside `v`: a struct
+//! field by its name, `element` of a list, `value` of a map; the rest of `v` is kept as it is.
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{Result, exec_err, plan_err};
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
+use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
 };
 
+use crate::arrow_nested::with_children_converted;
 use crate::shredding::{shred_variant, shredded_variant_type};
 use crate::variant_array::variant_extension_metadata;
 
@@ -27,7 +31,7 @@ pub struct ShredVariant {
 impl Default for ShredVariant {
     fn default() -> Self {
         ShredVariant {
-            signature: Signature::any(2, Volatility::Immutable),
+            signature: Signature::variadic_any(Volatility::Immutable),
         }
     }
 }
@@ -46,29 +50,114 @@ impl ScalarUDFImpl for ShredVariant {
     }
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        let [variant, shredding] = args.arg_fields else {
+        let [input, shredding, ..] = args.arg_fields else {
             return plan_err!("{SHRED_VARIANT_NAME} takes a variant and a shredding type");
         };
-        Ok(Arc::new(
-            Field::new(
-                self.name(),
-                shredded_variant_type(shredding.data_type())?,
-                variant.is_nullable(),
-            )
-            .with_metadata(variant_extension_metadata()),
-        ))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let (Some(variant), Some(shredding)) = (args.args.first(), args.arg_fields.get(1)) else {
-            return exec_err!("{SHRED_VARIANT_NAME} takes a variant and a shredding type");
-        };
-        let variant = variant.to_array(args.number_rows)?;
-        Ok(ColumnarValue::Array(shred_variant(
-            &variant,
+        let mut path = Vec::with_capacity(args.scalar_arguments.len().saturating_sub(2));
+        for segment in args.scalar_arguments.iter().skip(2) {
+            match segment {
+                Some(ScalarValue::Utf8(Some(s))) => path.push(s.as_str()),
+                _ => return plan_err!("{SHRED_VARIANT_NAME}: path segments are string literals"),
+            }
+        }
+        let field = Field::new(self.name(), input.data_type().clone(), input.is_nullable())
+            .with_metadata(input.metadata().clone());
+        Ok(Arc::new(shredded_field(
+            &field,
+            &path,
             shredding.data_type(),
         )?))
     }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let (Some(input), Some(shredding)) = (args.args.first(), args.arg_fields.get(1)) else {
+            return exec_err!("{SHRED_VARIANT_NAME} takes a variant and a shredding type");
+        };
+        let input = input.to_array(args.number_rows)?;
+        let depth = args.args.len() - 2;
+        Ok(ColumnarValue::Array(shred_at(
+            &input,
+            args.return_field.data_type(),
+            depth,
+            shredding.data_type(),
+        )?))
+    }
+}
+
+/// `field` with the variant that `path` leads to shredded as `shredding` (see the module): its
+/// type the shredded one, marked with the variant extension.
+fn shredded_field(field: &Field, path: &[&str], shredding: &DataType) -> Result<Field> {
+    let Some((segment, rest)) = path.split_first() else {
+        let mut metadata = field.metadata().clone();
+        metadata.extend(variant_extension_metadata());
+        let shredded = shredded_variant_type(shredding)?;
+        return Ok(field
+            .clone()
+            .with_data_type(shredded)
+            .with_metadata(metadata));
+    };
+    let data_type = match (field.data_type(), *segment) {
+        (DataType::Struct(children), name) => {
+            let Some((i, _)) = children.find(name) else {
+                return plan_err!("{SHRED_VARIANT_NAME}: {} has no field {name}", field.name());
+            };
+            let mut children: Vec<FieldRef> = children.iter().cloned().collect();
+            children[i] = Arc::new(shredded_field(&children[i], rest, shredding)?);
+            DataType::Struct(children.into())
+        }
+        (DataType::List(element), "element") => {
+            DataType::List(Arc::new(shredded_field(element, rest, shredding)?))
+        }
+        (DataType::LargeList(element), "element") => {
+            DataType::LargeList(Arc::new(shredded_field(element, rest, shredding)?))
+        }
+        (DataType::Map(entries, sorted), "value") => {
+            let DataType::Struct(key_value) = entries.data_type() else {
+                return plan_err!("{SHRED_VARIANT_NAME}: map entries are not a struct");
+            };
+            let [key, value] = key_value.iter().collect::<Vec<_>>()[..] else {
+                return plan_err!("{SHRED_VARIANT_NAME}: map entries are not a key and a value");
+            };
+            let key_value = Fields::from(vec![
+                Arc::clone(key),
+                Arc::new(shredded_field(value, rest, shredding)?),
+            ]);
+            let entries = entries
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Struct(key_value));
+            DataType::Map(Arc::new(entries), *sorted)
+        }
+        (other, segment) => {
+            return plan_err!(
+                "{SHRED_VARIANT_NAME}: {} ({other}) has no {segment} to shred",
+                field.name()
+            );
+        }
+    };
+    Ok(field.clone().with_data_type(data_type))
+}
+
+/// `array` with the variant `depth` levels down shredded as `shredding`, into `out` (the type
+/// [`shredded_field`] gave, which names the path: at each level the one child whose type
+/// changed; a map's level is its entries' value).
+fn shred_at(
+    array: &ArrayRef,
+    out: &DataType,
+    depth: usize,
+    shredding: &DataType,
+) -> Result<ArrayRef> {
+    if depth == 0 {
+        return shred_variant(array, shredding);
+    }
+    let below = |c: &ArrayRef, f: &FieldRef| match c.data_type() == f.data_type() {
+        true => Ok(Arc::clone(c)),
+        false => shred_at(c, f.data_type(), depth - 1, shredding),
+    };
+    with_children_converted(array, out, |_, c, f| match out {
+        DataType::Map(..) => with_children_converted(c, f.data_type(), |_, c, f| below(c, f)),
+        _ => below(c, f),
+    })
 }
 
 /// The hidden function.

@@ -8,7 +8,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StructArray};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, RecordBatch, StructArray, new_null_array,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, FieldRef, IntervalUnit, Schema, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
@@ -24,9 +26,11 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 
 use super::facts::FileFacts;
 use super::interval::{
-    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, is_marked_interval,
+    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, holds_interval, interval_from_bytes,
+    is_marked_interval,
 };
 use super::shredded_get::ShreddedGetExpr;
+use crate::arrow_nested::with_children_converted;
 use crate::functions::reads_shredded_input;
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_get::{GetMode, VariantGet};
@@ -122,6 +126,43 @@ fn declares_typed_value(data_type: &DataType) -> bool {
     matches!(data_type, DataType::Struct(fields) if fields.find("typed_value").is_some())
 }
 
+/// True when `data_type` holds, inside it (in structs, lists and maps), a variant-shaped struct
+/// for which `test` is true.
+#[recursive::recursive]
+fn holds_variant(data_type: &DataType, test: &dyn Fn(&DataType) -> bool) -> bool {
+    match data_type {
+        DataType::Struct(children) => children.iter().any(|f| {
+            if has_variant_shape(f.data_type()) {
+                test(f.data_type())
+            } else {
+                holds_variant(f.data_type(), test)
+            }
+        }),
+        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
+            if has_variant_shape(f.data_type()) {
+                test(f.data_type())
+            } else {
+                holds_variant(f.data_type(), test)
+            }
+        }
+        _ => false,
+    }
+}
+
+/// True when `data_type` holds (in structs, lists, maps) an interval that is not
+/// `Interval(MonthDayNano)`: what the parquet crate makes of `INTERVAL`, months or days dropped.
+#[recursive::recursive]
+fn holds_lossy_interval(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Interval(unit) => unit != &IntervalUnit::MonthDayNano,
+        DataType::Struct(fields) => fields.iter().any(|f| holds_lossy_interval(f.data_type())),
+        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
+            holds_lossy_interval(f.data_type())
+        }
+        _ => false,
+    }
+}
+
 /// The top-level columns of `schema` that hold variants.
 pub(crate) fn variant_column_names(schema: &Schema) -> Vec<String> {
     schema
@@ -159,18 +200,6 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
                     intervals.insert(field.name().clone());
                     logical_for_inner.push(Arc::new(physical.clone()));
                 }
-                // one the parquet crate decoded itself, dropping months or days
-                Some(physical)
-                    if field.data_type() == &INTERVAL_TYPE
-                        && matches!(physical.data_type(), DataType::Interval(unit) if unit != &IntervalUnit::MonthDayNano) =>
-                {
-                    return exec_err!(
-                        "the INTERVAL column {} of this file can only be read as {}, which drops \
-                         months or days (encrypted files are read by DataFusion's reader)",
-                        field.name(),
-                        physical.data_type()
-                    );
-                }
                 // (a table that declares `typed_value` itself reads the file's layout as it is)
                 Some(physical)
                     if (is_variant_field(field) || has_variant_shape(field.data_type()))
@@ -180,6 +209,22 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
                 {
                     relayout.insert(field.name().clone(), Arc::clone(field));
                     // the wrapped adapter then keeps the column as the file has it
+                    logical_for_inner.push(Arc::new(physical.clone()));
+                }
+                // a column with variants inside it (in structs, lists, maps) that this file
+                // shreds, under a table that declares them unshredded, or with intervals inside
+                // it that the file gives as their bytes; or an interval column, or one holding
+                // intervals, that the parquet crate decoded itself, dropping months or days
+                // (encrypted files, read by DataFusion's reader): reading it is an error
+                Some(physical)
+                    if physical.data_type() != field.data_type()
+                        && ((holds_variant(physical.data_type(), &declares_typed_value)
+                            && !holds_variant(field.data_type(), &declares_typed_value))
+                            || (holds_interval(field.data_type())
+                                && (is_marked_interval(&physical_file_schema, field.name())
+                                    || holds_lossy_interval(physical.data_type())))) =>
+                {
+                    relayout.insert(field.name().clone(), Arc::clone(field));
                     logical_for_inner.push(Arc::new(physical.clone()));
                 }
                 _ => logical_for_inner.push(Arc::clone(field)),
@@ -335,8 +380,8 @@ impl PhysicalExprAdapter for VariantExprAdapter {
     }
 }
 
-/// A variant column of any layout (shredded or not, any binary type) brought to `field`'s
-/// layout.
+/// A variant column of any layout (shredded or not, any binary type), or a column holding such
+/// variants or `INTERVAL` bytes, brought to `field`'s type (see [`relayout`]).
 #[derive(Debug, Eq)]
 struct RelayoutVariant {
     child: Arc<dyn PhysicalExpr>,
@@ -358,7 +403,10 @@ impl Hash for RelayoutVariant {
 
 impl fmt::Display for RelayoutVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unshred_variant({})", self.child)
+        match is_variant_field(&self.field) || has_variant_shape(self.field.data_type()) {
+            true => write!(f, "unshred_variant({})", self.child),
+            false => write!(f, "relayout({})", self.child),
+        }
     }
 }
 
@@ -391,9 +439,52 @@ impl PhysicalExpr for RelayoutVariant {
     }
 }
 
-/// Reassembles `input` (when shredded) and casts its `metadata`/`value` children to the types
-/// `field` declares.
+/// `input` brought to `field`'s type: the variant it is, or the variants inside it (in structs,
+/// lists and maps), reassembled where shredded (see [`relayout_variant`]); `INTERVAL` bytes
+/// converted; other fields whose type differs cast, missing struct fields NULL.
+#[recursive::recursive]
 fn relayout(input: &ArrayRef, field: &FieldRef) -> Result<ArrayRef> {
+    if input.data_type() == field.data_type() {
+        return Ok(Arc::clone(input));
+    }
+    if is_variant_field(field) || has_variant_shape(field.data_type()) {
+        return relayout_variant(input, field);
+    }
+    Ok(match (field.data_type(), input.data_type()) {
+        (DataType::Struct(target), DataType::Struct(_)) => {
+            let s = input.as_struct();
+            let columns = target
+                .iter()
+                .map(|child| match s.column_by_name(child.name()) {
+                    Some(c) => relayout(c, child),
+                    None => Ok(new_null_array(child.data_type(), s.len())),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(StructArray::try_new(
+                target.clone(),
+                columns,
+                s.nulls().cloned(),
+            )?)
+        }
+        (DataType::List(_) | DataType::LargeList(_) | DataType::Map(..), _) => {
+            with_children_converted(input, field.data_type(), |_, c, out| relayout(c, out))?
+        }
+        (&INTERVAL_TYPE, &INTERVAL_BYTES_TYPE) => interval_from_bytes(input, field.name())?,
+        (&INTERVAL_TYPE, DataType::Interval(unit)) => {
+            return exec_err!(
+                "the INTERVAL {} of this file can only be read as {}, which drops months or \
+                 days (encrypted files are read by DataFusion's reader)",
+                field.name(),
+                DataType::Interval(*unit)
+            );
+        }
+        (target, _) => cast(input, target)?,
+    })
+}
+
+/// Reassembles the variant column `input` (when shredded) and casts its `metadata`/`value`
+/// children to the types `field` declares.
+fn relayout_variant(input: &ArrayRef, field: &FieldRef) -> Result<ArrayRef> {
     let DataType::Struct(target) = field.data_type() else {
         return exec_err!("variant column {} is not a struct", field.name());
     };
@@ -427,4 +518,49 @@ fn relayout(input: &ArrayRef, field: &FieldRef) -> Result<ArrayRef> {
         columns,
         unshredded.nulls().cloned(),
     )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{FixedSizeBinaryArray, IntervalDayTimeArray};
+    use datafusion::arrow::datatypes::{
+        Field, Fields, IntervalDayTime, IntervalMonthDayNano, IntervalMonthDayNanoType,
+    };
+
+    fn in_struct(name: &str, child: ArrayRef) -> ArrayRef {
+        let fields = Fields::from(vec![Field::new(name, child.data_type().clone(), true)]);
+        Arc::new(StructArray::new(fields, vec![child], None))
+    }
+
+    fn target() -> FieldRef {
+        let fields = Fields::from(vec![Field::new("iv", INTERVAL_TYPE, true)]);
+        Arc::new(Field::new("s", DataType::Struct(fields), true))
+    }
+
+    #[test]
+    fn nested_interval_bytes_become_month_day_nano() {
+        // 14 months, 3 days, 4500 ms
+        let bytes: Vec<u8> = [14u32, 3, 4500]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let bytes = FixedSizeBinaryArray::try_from_iter([bytes].into_iter()).unwrap();
+        let out = relayout(&in_struct("iv", Arc::new(bytes)), &target()).unwrap();
+        let iv = out.as_struct().column(0);
+        let iv = iv.as_primitive::<IntervalMonthDayNanoType>();
+        assert_eq!(iv.value(0), IntervalMonthDayNano::new(14, 3, 4_500_000_000));
+    }
+
+    #[test]
+    fn a_nested_interval_read_lossily_is_an_error() {
+        // what the parquet crate makes of INTERVAL itself (DataFusion's reader, encrypted files)
+        let day_time = IntervalDayTimeArray::from(vec![IntervalDayTime::new(3, 4500)]);
+        let err = relayout(&in_struct("iv", Arc::new(day_time)), &target()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the INTERVAL iv of this file can only be read as"),
+            "{err}"
+        );
+    }
 }

@@ -20,15 +20,18 @@ use datafusion::datasource::physical_plan::{
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::logical_expr::dml::InsertOp;
+use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_expr::LexOrdering;
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
+use parquet::encryption::decrypt::FileDecryptionProperties;
 use parquet::file::metadata::PageIndexPolicy;
 
+use super::ShreddingOptions;
 use super::expr_adapter::VariantExprAdapterFactory;
-use super::interval::{INTERVAL_TYPE, without_interval_ranges};
+use super::interval::{holds_interval, without_interval_ranges};
 use super::logical_types::{
     ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
 };
@@ -39,7 +42,6 @@ use super::variant_columns::{
     VariantColumns, changed_fields, collect_variant_columns, with_fields_changed,
     with_unshredded_variant_types, with_variant_extension,
 };
-use super::{ShreddingOptions, is_encrypted};
 use crate::variant_array::{
     EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,
 };
@@ -185,8 +187,8 @@ impl VariantParquetFormat {
 
     /// The logical-type fix-ups (see [`super::logical_types`]) of `objects`' top-level columns,
     /// from their Parquet schemas. Footers come from DataFusion's file metadata cache, filled by
-    /// the inference just before; a file whose footer cannot be read here (an encrypted one) adds
-    /// nothing.
+    /// the inference just before, and encrypted ones are read with the options' decryption, as
+    /// DataFusion's inference reads them; a file whose footer cannot be read here adds nothing.
     async fn logical_type_fixups(
         &self,
         state: &dyn Session,
@@ -199,7 +201,11 @@ impl VariantParquetFormat {
         objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
         let mut fixups = ParquetColumnTypes::new();
         for object in objects {
+            let Ok(decryption) = self.file_decryption(state, &object.location).await else {
+                continue;
+            };
             let metadata = DFParquetMetadata::new(store.as_ref(), object)
+                .with_decryption_properties(decryption)
                 .with_metadata_size_hint(self.inner.metadata_size_hint())
                 .with_file_metadata_cache(Some(Arc::clone(&cache)))
                 .with_page_index_policy(Some(PageIndexPolicy::Skip))
@@ -210,6 +216,32 @@ impl VariantParquetFormat {
             }
         }
         fixups
+    }
+}
+
+impl VariantParquetFormat {
+    /// The decryption of the file at `path`, as DataFusion's Parquet format finds it: the
+    /// options' own properties, or those the session's encryption factory gives; None for a
+    /// plain file.
+    async fn file_decryption(
+        &self,
+        state: &dyn Session,
+        path: &Path,
+    ) -> Result<Option<Arc<FileDecryptionProperties>>> {
+        let crypto = &self.inner.options().crypto;
+        if let Some(properties) = &crypto.file_decryption {
+            return Ok(Some(Arc::new(FileDecryptionProperties::try_from(
+                properties.clone(),
+            )?)));
+        }
+        let Some(factory) = &crypto.factory_id else {
+            return Ok(None);
+        };
+        state
+            .runtime_env()
+            .parquet_encryption_factory(factory)?
+            .get_file_decryption_properties(&crypto.factory_options, path)
+            .await
     }
 }
 
@@ -235,15 +267,21 @@ impl FileFormat for VariantParquetFormat {
     ) -> Result<SchemaRef> {
         let schema = match self.inner.infer_schema(state, store, objects).await {
             Ok(schema) => self.with_variants(state, store, objects, &schema).await?,
-            // Files whose variant columns are shredded differently do not merge as they are:
-            // each file's schema with its variant columns unshredded, merged.
+            // Files whose variant columns are shredded differently do not merge as they are,
+            // nor do maps whose writers name their entries differently (arrow-rs `entries`,
+            // Spark and pyarrow `key_value`): each file's schema with its variant columns
+            // unshredded and its maps' entries named as the Parquet format names them, merged.
             Err(merge_error) => {
                 let mut schemas = Vec::with_capacity(objects.len());
                 for object in objects {
                     let one = std::slice::from_ref(object);
                     let schema = self.inner.infer_schema(state, store, one).await?;
                     let schema = self.with_variants(state, store, one, &schema).await?;
-                    schemas.push(schema.as_ref().clone());
+                    schemas.push(
+                        with_fields_changed(&schema, map_entries_named)
+                            .as_ref()
+                            .clone(),
+                    );
                 }
                 Arc::new(Schema::try_merge(schemas).map_err(|_| merge_error)?)
             }
@@ -323,17 +361,18 @@ impl FileFormat for VariantParquetFormat {
         let mut input = input;
         if !self.shredding.is_empty() {
             (input, conf.output_schema) = self.shredding.apply(input, &conf.output_schema)?;
+            // (a column whose nested variant was shredded comes back as the projection gives
+            // it, without the marks of its other variants)
+            conf.output_schema = with_variant_shaped_fields(&conf.output_schema);
         }
         // variant columns go through our sink (VARIANT annotations with a spec version), and
-        // intervals (which the parquet crate cannot write), unless the files are encrypted,
-        // which only DataFusion's sink does
-        let encrypted = is_encrypted(self.inner.options());
-        if !encrypted
-            && conf
-                .output_schema
-                .fields()
-                .iter()
-                .any(|f| has_variant_column(f) || f.data_type() == &INTERVAL_TYPE)
+        // intervals (which the parquet crate cannot write); encrypted too, as DataFusion's sink
+        // encrypts
+        if conf
+            .output_schema
+            .fields()
+            .iter()
+            .any(|f| has_variant_column(f) || holds_interval(f.data_type()))
         {
             if conf.insert_op != InsertOp::Append {
                 return not_impl_err!("Overwrites are not implemented yet for Parquet");
@@ -421,6 +460,48 @@ fn marked_type(data_type: &DataType) -> Option<DataType> {
         DataType::Map(f, sorted) => DataType::Map(marked_field(f)?, *sorted),
         _ => return None,
     })
+}
+
+/// `field` with the entries of every map in it (at any depth) named as the Parquet format names
+/// them (`key_value { key, value }`); None when nothing changes. (A file's maps are read with the
+/// table's names by a cast, which takes the entries' fields by position.)
+#[recursive::recursive]
+fn map_entries_named(field: &FieldRef) -> Option<FieldRef> {
+    let data_type = match field.data_type() {
+        DataType::Struct(children) => {
+            DataType::Struct(changed_fields(children, map_entries_named)?)
+        }
+        DataType::List(f) => DataType::List(map_entries_named(f)?),
+        DataType::LargeList(f) => DataType::LargeList(map_entries_named(f)?),
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(key_value) = entries.data_type() else {
+                return None;
+            };
+            if key_value.len() != 2 {
+                return None;
+            }
+            let names = ["key", "value"];
+            let renamed: Vec<FieldRef> = (key_value.iter().zip(names))
+                .map(|(f, name)| {
+                    let f = map_entries_named(f).unwrap_or_else(|| Arc::clone(f));
+                    Arc::new(f.as_ref().clone().with_name(name))
+                })
+                .collect();
+            let named = entries.name() == "key_value"
+                && renamed.iter().zip(key_value.iter()).all(|(a, b)| a == b);
+            if named {
+                return None;
+            }
+            let entries = entries
+                .as_ref()
+                .clone()
+                .with_name("key_value")
+                .with_data_type(DataType::Struct(renamed.into()));
+            DataType::Map(Arc::new(entries), *sorted)
+        }
+        _ => return None,
+    };
+    Some(Arc::new(field.as_ref().clone().with_data_type(data_type)))
 }
 
 /// Creates [`VariantParquetFormat`]s for the `parquet` file type: registered by

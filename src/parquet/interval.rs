@@ -5,16 +5,17 @@
 //! `Interval(DayTime)` (months dropped) or `Interval(YearMonth)` (days and milliseconds dropped)
 //! and cannot decode `Interval(MonthDayNano)`. So:
 //!
-//! - the table schema gives such a top-level column `Interval(MonthDayNano)` (see
+//! - the table schema gives such a column `Interval(MonthDayNano)`, at any depth (see
 //!   [`super::logical_types`]);
 //! - the scan's files are opened through [`IntervalReaderFactory`], whose readers hand the opener
-//!   a footer in which those columns are plain 12-byte values, without statistics (the format
-//!   defines no order on `INTERVAL`, so none may prune);
+//!   a footer in which those columns (or the `INTERVAL` leaves inside them) are plain 12-byte
+//!   values, without statistics (the format defines no order on `INTERVAL`, so none may prune);
 //!   (only for scans that use our expression adapter, and not for encrypted files, whose
 //!   footers cannot be rebuilt without their decryptor: there the parquet crate's lossy reading
 //!   is refused with an error);
-//! - the per-file expression adapter reads each such column through [`IntervalFromParquet`],
-//!   which converts the bytes exactly (milliseconds to nanoseconds). A month or day count past
+//! - the per-file expression adapter reads each such column through [`IntervalFromParquet`]
+//!   (nested ones through its walk of the column), which converts the bytes exactly
+//!   (milliseconds to nanoseconds, [`interval_from_bytes`]). A month or day count past
 //!   `i32::MAX` has no `Interval(MonthDayNano)` value and is an error, not a wrapped number.
 //!
 //! Writing (our Parquet sink) goes the other way: an `Interval(MonthDayNano)` column is written
@@ -45,6 +46,9 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion_datasource::PartitionedFile;
+
+use super::rebuilt_group;
+use crate::arrow_nested::with_children_converted;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::basic::{ConvertedType, Type as PhysicalType};
@@ -60,14 +64,28 @@ pub const INTERVAL_TYPE: DataType = DataType::Interval(IntervalUnit::MonthDayNan
 /// The Arrow type of an `INTERVAL` column's bytes.
 pub(crate) const INTERVAL_BYTES_TYPE: DataType = DataType::FixedSizeBinary(12);
 
-/// The top-level `Interval(MonthDayNano)` columns of a table schema: those read from `INTERVAL`.
+/// The top-level columns of a table schema that are or hold (in structs, lists, maps)
+/// `Interval(MonthDayNano)`: those read from `INTERVAL`.
 pub(crate) fn interval_columns(schema: &Schema) -> Arc<[String]> {
     schema
         .fields()
         .iter()
-        .filter(|f| f.data_type() == &INTERVAL_TYPE)
+        .filter(|f| holds_interval(f.data_type()))
         .map(|f| f.name().clone())
         .collect()
+}
+
+/// True when `data_type` is `Interval(MonthDayNano)` or holds one (in structs, lists, maps).
+#[recursive::recursive]
+pub(crate) fn holds_interval(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Struct(fields) => fields.iter().any(|f| holds_interval(f.data_type())),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => holds_interval(f.data_type()),
+        other => other == &INTERVAL_TYPE,
+    }
 }
 
 /// `stats` without the minimum, maximum and sum of the `Interval(MonthDayNano)` columns of
@@ -83,8 +101,8 @@ pub(crate) fn without_interval_ranges(mut stats: Statistics, schema: &Schema) ->
     stats
 }
 
-/// Opens files through another factory, with readers whose footers show the top-level
-/// `INTERVAL` columns named in `columns` as plain `FIXED_LEN_BYTE_ARRAY(12)`.
+/// Opens files through another factory, with readers whose footers show the `INTERVAL` leaves
+/// of the top-level columns named in `columns` as plain `FIXED_LEN_BYTE_ARRAY(12)`.
 #[derive(Debug)]
 pub(crate) struct IntervalReaderFactory {
     inner: Arc<dyn ParquetFileReaderFactory>,
@@ -149,8 +167,8 @@ impl AsyncFileReader for IntervalReader {
     }
 }
 
-/// `field` (a top-level leaf) as a `FIXED_LEN_BYTE_ARRAY(12)` annotated `converted` (`INTERVAL`,
-/// or `NONE` for plain bytes), with its repetition and id.
+/// `field` (a leaf) as a `FIXED_LEN_BYTE_ARRAY(12)` annotated `converted` (`INTERVAL`, or `NONE`
+/// for plain bytes), with its repetition and id.
 fn interval_leaf(field: &Type, converted: ConvertedType) -> parquet::errors::Result<Type> {
     let info = field.get_basic_info();
     let mut leaf = Type::primitive_type_builder(field.name(), PhysicalType::FIXED_LEN_BYTE_ARRAY)
@@ -164,8 +182,9 @@ fn interval_leaf(field: &Type, converted: ConvertedType) -> parquet::errors::Res
 }
 
 /// The key of the key-value entry by which a footer [`IntervalReader`] rewrote marks column
-/// `name` as `INTERVAL` bytes (it reaches the Arrow schema's metadata): the adapter converts only
-/// marked columns, not a plain 12-byte column of a file under a table that declares `INTERVAL`.
+/// `name` as `INTERVAL` bytes, or as holding them (it reaches the Arrow schema's metadata): the
+/// adapter converts only marked columns, not a plain 12-byte column of a file under a table that
+/// declares `INTERVAL`.
 fn interval_bytes_mark(name: &str) -> String {
     format!("datafusion_parquet_variant.interval_bytes:{name}")
 }
@@ -177,14 +196,36 @@ pub(crate) fn is_marked_interval(file_schema: &Schema, name: &str) -> bool {
         .contains_key(&interval_bytes_mark(name))
 }
 
-/// True for a top-level primitive `INTERVAL` column named in `columns`.
+/// True for a top-level column named in `columns` that is or holds a primitive `INTERVAL`.
 fn is_interval_column(field: &Type, columns: &[String]) -> bool {
-    field.is_primitive()
-        && field.get_basic_info().converted_type() == ConvertedType::INTERVAL
-        && columns.iter().any(|c| c == field.name())
+    columns.iter().any(|c| c == field.name()) && holds_interval_leaf(field)
 }
 
-/// `metadata` with the top-level `INTERVAL` columns named in `columns` as plain
+#[recursive::recursive]
+fn holds_interval_leaf(field: &Type) -> bool {
+    match field.is_primitive() {
+        true => field.get_basic_info().converted_type() == ConvertedType::INTERVAL,
+        false => field.get_fields().iter().any(|f| holds_interval_leaf(f)),
+    }
+}
+
+/// `field` with its `INTERVAL` leaves, at any depth, as plain `FIXED_LEN_BYTE_ARRAY(12)`.
+#[recursive::recursive]
+fn with_plain_intervals(field: &TypePtr) -> parquet::errors::Result<TypePtr> {
+    if field.is_primitive() {
+        return Ok(match field.get_basic_info().converted_type() {
+            ConvertedType::INTERVAL => Arc::new(interval_leaf(field, ConvertedType::NONE)?),
+            _ => Arc::clone(field),
+        });
+    }
+    let fields = (field.get_fields().iter())
+        .map(with_plain_intervals)
+        .collect::<parquet::errors::Result<Vec<_>>>()?;
+    let logical_type = field.get_basic_info().logical_type_ref().cloned();
+    Ok(Arc::new(rebuilt_group(field, fields, logical_type)?))
+}
+
+/// `metadata` with the `INTERVAL` leaves of the top-level columns named in `columns` as plain
 /// `FIXED_LEN_BYTE_ARRAY(12)` columns without statistics (as it is when it has none).
 fn without_interval_annotations(
     metadata: Arc<ParquetMetaData>,
@@ -206,7 +247,7 @@ fn without_interval_annotations(
             fields.push(Arc::clone(field));
             continue;
         }
-        fields.push(Arc::new(interval_leaf(field, ConvertedType::NONE)?));
+        fields.push(with_plain_intervals(field)?);
         marks.push(KeyValue::new(
             interval_bytes_mark(field.name()),
             "INTERVAL".to_string(),
@@ -331,42 +372,9 @@ impl PhysicalExpr for IntervalFromParquet {
 
     fn evaluate(&self, batch: &RecordBatch) -> Result<ColumnarValue> {
         let input = self.child.evaluate(batch)?.into_array(batch.num_rows())?;
-        let Some(bytes) = input
-            .as_fixed_size_binary_opt()
-            .filter(|b| b.value_length() == 12)
-        else {
-            return exec_err!(
-                "INTERVAL column {} is {} in this file, not 12-byte values",
-                self.name,
-                input.data_type()
-            );
-        };
-        let mut values = Vec::with_capacity(bytes.len());
-        let data = &bytes.value_data()[..bytes.len() * 12];
-        for (i, value) in data.chunks_exact(12).enumerate() {
-            let part = |n: usize| u32::from_le_bytes(value[4 * n..4 * n + 4].try_into().unwrap());
-            let (months, days, millis) = (part(0), part(1), part(2));
-            let (Ok(months), Ok(days)) = (i32::try_from(months), i32::try_from(days)) else {
-                if bytes.is_null(i) {
-                    values.push(IntervalMonthDayNano::ZERO);
-                    continue;
-                }
-                return exec_err!(
-                    "INTERVAL column {}: {months} months and {days} days do not fit an interval \
-                     (at most {} each)",
-                    self.name,
-                    i32::MAX
-                );
-            };
-            values.push(IntervalMonthDayNano::new(
-                months,
-                days,
-                millis as i64 * 1_000_000,
-            ));
-        }
-        Ok(ColumnarValue::Array(Arc::new(
-            IntervalMonthDayNanoArray::new(values.into(), bytes.nulls().cloned()),
-        )))
+        Ok(ColumnarValue::Array(interval_from_bytes(
+            &input, &self.name,
+        )?))
     }
 
     fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
@@ -386,6 +394,46 @@ impl PhysicalExpr for IntervalFromParquet {
     fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
     }
+}
+
+/// The `Interval(MonthDayNano)` values of `INTERVAL` bytes (`input`, of the column or field
+/// `name`), exact; an error for a month or day count past `i32::MAX`.
+pub(crate) fn interval_from_bytes(input: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    let Some(bytes) = input
+        .as_fixed_size_binary_opt()
+        .filter(|b| b.value_length() == 12)
+    else {
+        return exec_err!(
+            "INTERVAL column {name} is {} in this file, not 12-byte values",
+            input.data_type()
+        );
+    };
+    let mut values = Vec::with_capacity(bytes.len());
+    let data = &bytes.value_data()[..bytes.len() * 12];
+    for (i, value) in data.chunks_exact(12).enumerate() {
+        let part = |n: usize| u32::from_le_bytes(value[4 * n..4 * n + 4].try_into().unwrap());
+        let (months, days, millis) = (part(0), part(1), part(2));
+        let (Ok(months), Ok(days)) = (i32::try_from(months), i32::try_from(days)) else {
+            if bytes.is_null(i) {
+                values.push(IntervalMonthDayNano::ZERO);
+                continue;
+            }
+            return exec_err!(
+                "INTERVAL column {name}: {months} months and {days} days do not fit an interval \
+                 (at most {} each)",
+                i32::MAX
+            );
+        };
+        values.push(IntervalMonthDayNano::new(
+            months,
+            days,
+            millis as i64 * 1_000_000,
+        ));
+    }
+    Ok(Arc::new(IntervalMonthDayNanoArray::new(
+        values.into(),
+        bytes.nulls().cloned(),
+    )))
 }
 
 /// The `INTERVAL` bytes of the `Interval(MonthDayNano)` column `name` (`column`); an error for
@@ -429,25 +477,101 @@ pub(crate) fn interval_bytes(column: &ArrayRef, name: &str) -> Result<ArrayRef> 
     )?))
 }
 
-/// `root` (a file's Parquet schema) with its top-level columns named in `names` annotated
-/// `INTERVAL`.
-pub(crate) fn with_interval_annotations(root: TypePtr, names: &[&str]) -> Result<TypePtr> {
-    if names.is_empty() {
+/// `data_type` with every `Interval(MonthDayNano)` in it (itself, or in structs, lists and maps)
+/// as the `INTERVAL` bytes' type, `FixedSizeBinary(12)`.
+#[recursive::recursive]
+pub(crate) fn interval_bytes_type(data_type: &DataType) -> DataType {
+    let retyped = |f: &FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(interval_bytes_type(f.data_type())),
+        )
+    };
+    match data_type {
+        &INTERVAL_TYPE => INTERVAL_BYTES_TYPE,
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(retyped).collect()),
+        DataType::List(f) => DataType::List(retyped(f)),
+        DataType::LargeList(f) => DataType::LargeList(retyped(f)),
+        DataType::Map(f, sorted) => DataType::Map(retyped(f), *sorted),
+        other => other.clone(),
+    }
+}
+
+/// `column` (of the column `name`) with the `Interval(MonthDayNano)` values in it (itself, or in
+/// structs, lists and maps) as their `INTERVAL` bytes ([`interval_bytes`]), of the type
+/// [`interval_bytes_type`] gives.
+#[recursive::recursive]
+pub(crate) fn intervals_as_bytes(column: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    match column.data_type() {
+        &INTERVAL_TYPE => interval_bytes(column, name),
+        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) => {
+            let out = interval_bytes_type(column.data_type());
+            with_children_converted(column, &out, |_, c, _| intervals_as_bytes(c, name))
+        }
+        _ => Ok(Arc::clone(column)),
+    }
+}
+
+/// `root` (a file's Parquet schema, converted from an Arrow schema) with the leaves of its
+/// top-level columns that `columns` gives as `Interval(MonthDayNano)` (`(name, the column's Arrow
+/// type before its intervals became bytes)`) annotated `INTERVAL`, at any depth.
+pub(crate) fn with_interval_annotations(
+    root: TypePtr,
+    columns: &[(&str, &DataType)],
+) -> Result<TypePtr> {
+    if columns.is_empty() {
         return Ok(root);
     }
     let fields = root
         .get_fields()
         .iter()
-        .map(|f| {
-            if !f.is_primitive() || !names.contains(&f.name()) {
-                return Ok(Arc::clone(f));
-            }
-            Ok(Arc::new(interval_leaf(f, ConvertedType::INTERVAL)?))
-        })
+        .map(
+            |f| match columns.iter().find(|(name, _)| *name == f.name()) {
+                Some((_, data_type)) => annotated(f, data_type),
+                None => Ok(Arc::clone(f)),
+            },
+        )
         .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(
         Type::group_type_builder(root.name())
             .with_fields(fields)
             .build()?,
     ))
+}
+
+/// `parquet` (as the parquet crate converts `data_type`: a struct's fields in order, a list as
+/// `LIST { repeated list { element } }`, a map as `MAP { repeated key_value { key, value } }`)
+/// with the leaves `data_type` gives as `Interval(MonthDayNano)` annotated `INTERVAL`.
+#[recursive::recursive]
+fn annotated(parquet: &TypePtr, data_type: &DataType) -> Result<TypePtr> {
+    if parquet.is_primitive() {
+        return Ok(match data_type {
+            &INTERVAL_TYPE => Arc::new(interval_leaf(parquet, ConvertedType::INTERVAL)?),
+            _ => Arc::clone(parquet),
+        });
+    }
+    let children = parquet.get_fields();
+    let fields = match data_type {
+        DataType::Struct(fields) if fields.len() == children.len() => (children.iter())
+            .zip(fields.iter())
+            .map(|(p, f)| annotated(p, f.data_type()))
+            .collect::<Result<Vec<_>>>()?,
+        DataType::List(item) | DataType::LargeList(item) | DataType::FixedSizeList(item, _)
+            if children.len() == 1 && !children[0].is_primitive() =>
+        {
+            let repeated = &children[0];
+            let elements = (repeated.get_fields().iter())
+                .map(|e| annotated(e, item.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            let logical_type = repeated.get_basic_info().logical_type_ref().cloned();
+            vec![Arc::new(rebuilt_group(repeated, elements, logical_type)?)]
+        }
+        DataType::Map(entries, _) if children.len() == 1 => {
+            vec![annotated(&children[0], entries.data_type())?]
+        }
+        _ => return Ok(Arc::clone(parquet)),
+    };
+    let logical_type = parquet.get_basic_info().logical_type_ref().cloned();
+    Ok(Arc::new(rebuilt_group(parquet, fields, logical_type)?))
 }

@@ -12,9 +12,7 @@
 //!
 //! DataFusion drops top-level field metadata from inferred schemas (`skip_metadata`), so these
 //! are derived from the files' Parquet schemas, as the variant extension is. They apply at any
-//! depth (fields of structs, elements of lists, keys and values of maps), except `INTERVAL`,
-//! which is read exactly only as a top-level column (nested, it stays the parquet crate's
-//! `Interval(DayTime)`).
+//! depth (fields of structs, elements of lists, keys and values of maps).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -55,28 +53,23 @@ pub type ParquetColumnTypes = BTreeMap<String, TypePtr>;
 /// to `out` (those it has already stay).
 pub fn collect_logical_type_fixups(schema: &SchemaDescriptor, out: &mut ParquetColumnTypes) {
     for field in schema.root_schema().get_fields() {
-        if !out.contains_key(field.name()) && needs_fixup(field, true) {
+        if !out.contains_key(field.name()) && needs_fixup(field) {
             out.insert(field.name().to_string(), Arc::clone(field));
         }
     }
 }
 
-/// True when `parquet` (a top-level column when `top`) or a type inside it has a fix-up.
+/// True when `parquet` or a type inside it has a fix-up.
 #[recursive::recursive]
-fn needs_fixup(parquet: &Type, top: bool) -> bool {
+fn needs_fixup(parquet: &Type) -> bool {
     if parquet.is_primitive() {
-        return fixup_of(parquet, top).is_some();
+        return fixup_of(parquet).is_some();
     }
-    parquet.get_fields().iter().any(|f| needs_fixup(f, false))
+    parquet.get_fields().iter().any(|f| needs_fixup(f))
 }
 
-/// The fix-up of the primitive `field`, a top-level column when `top`: INTERVAL is read exactly
-/// only there (a fix-up is one of the three kinds, never several).
-fn fixup_of(field: &Type, top: bool) -> Option<LogicalTypeFixup> {
-    primitive_fixup(field).filter(|fixup| top || !fixup.as_interval)
-}
-
-fn primitive_fixup(field: &Type) -> Option<LogicalTypeFixup> {
+/// The fix-up of the primitive `field` (one of the three kinds, never several).
+fn fixup_of(field: &Type) -> Option<LogicalTypeFixup> {
     if !field.is_primitive() {
         return None;
     }
@@ -146,20 +139,20 @@ pub fn with_logical_type_fixups(schema: &SchemaRef, fixups: &ParquetColumnTypes)
     }
     with_fields_changed(schema, |field| {
         let parquet = fixups.get(field.name())?;
-        fixed(field, parquet, true, false).map(Arc::new)
+        fixed(field, parquet, false).map(Arc::new)
     })
 }
 
 /// `field` (the parquet crate's Arrow field for the Parquet type `parquet`) with the fix-ups of
-/// `parquet` and of the types inside it; None when nothing changes. `top`: a top-level column.
-/// `as_element`: `parquet` is a repeated field already taken as the list `field` is an element
-/// of (a legacy list is its own element).
+/// `parquet` and of the types inside it; None when nothing changes. `as_element`: `parquet` is
+/// a repeated field already taken as the list `field` is an element of (a legacy list is its
+/// own element).
 #[recursive::recursive]
-fn fixed(field: &Field, parquet: &Type, top: bool, as_element: bool) -> Option<Field> {
+fn fixed(field: &Field, parquet: &Type, as_element: bool) -> Option<Field> {
     let list_item = |item: &FieldRef| -> Option<FieldRef> {
         let element = list_element(parquet, as_element)?;
         let own = std::ptr::eq(element, parquet);
-        fixed(item, element, false, own).map(Arc::new)
+        fixed(item, element, own).map(Arc::new)
     };
     let data_type = match field.data_type() {
         DataType::List(item) => DataType::List(list_item(item)?),
@@ -170,18 +163,18 @@ fn fixed(field: &Field, parquet: &Type, top: bool, as_element: bool) -> Option<F
                 [key_value] => key_value,
                 _ => return None,
             };
-            DataType::Map(Arc::new(fixed(entries, key_value, false, true)?), *sorted)
+            DataType::Map(Arc::new(fixed(entries, key_value, true)?), *sorted)
         }
         DataType::Struct(children) if !parquet.is_primitive() => {
             DataType::Struct(changed_fields(children, |c| {
                 let p = group_fields(parquet)
                     .iter()
                     .find(|p| p.name() == c.name())?;
-                fixed(c, p, false, false).map(Arc::new)
+                fixed(c, p, false).map(Arc::new)
             })?)
         }
         _ if parquet.is_primitive() => {
-            return fixed_field(field, &fixup_of(parquet, top)?);
+            return fixed_field(field, &fixup_of(parquet)?);
         }
         _ => return None,
     };

@@ -105,9 +105,30 @@ pub async fn register_parquet_table(ctx: &SessionContext, name: &str, path: &str
     Ok(())
 }
 
+/// The Parquet group `group` (its name, repetition, converted type and id) with the fields
+/// `fields` and the logical type `logical_type`.
+pub(crate) fn rebuilt_group(
+    group: &parquet::schema::types::Type,
+    fields: Vec<parquet::schema::types::TypePtr>,
+    logical_type: Option<parquet::basic::LogicalType>,
+) -> parquet::errors::Result<parquet::schema::types::Type> {
+    let info = group.get_basic_info();
+    let mut builder = parquet::schema::types::Type::group_type_builder(info.name())
+        .with_fields(fields)
+        .with_logical_type(logical_type)
+        .with_converted_type(info.converted_type());
+    if info.has_repetition() {
+        builder = builder.with_repetition(info.repetition());
+    }
+    if info.has_id() {
+        builder = builder.with_id(Some(info.id()));
+    }
+    builder.build()
+}
+
 /// True when `options` encrypt or decrypt the files, with given properties or through an
-/// encryption factory: only DataFusion's own reader and sink do that, so our per-file work (which
-/// reads and rebuilds footers) and our sink stand aside.
+/// encryption factory: only DataFusion's own reader decrypts, so our per-file work (which reads
+/// and rebuilds footers) stands aside. (Our sink encrypts as DataFusion's does.)
 pub(crate) fn is_encrypted(options: &TableParquetOptions) -> bool {
     let crypto = &options.crypto;
     crypto.file_encryption.is_some()

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::config::{ConfigEntry, ConfigExtension, ExtensionOptions};
@@ -159,50 +159,46 @@ impl ShreddingOptions {
     /// Wraps `input` in a projection that shreds the named columns, and returns it with the sink
     /// schema `output_schema` updated to the shredded types. Columns are matched by name, exactly
     /// or else ignoring case (option keys are lower-cased by the SQL parser); a name that is no
-    /// variant column of the output is an error.
+    /// variant column of the output is an error. A variant inside a column is named by its path:
+    /// `s.v` for field `v` of struct `s`, `a.element` for the elements of list `a`, `m.value`
+    /// for the values of map `m` (when no column has the whole name).
     pub fn apply(
         &self,
         input: Arc<dyn ExecutionPlan>,
         output_schema: &SchemaRef,
     ) -> Result<(Arc<dyn ExecutionPlan>, SchemaRef)> {
         let input_schema = input.schema();
-        let mut shredded: HashMap<usize, &DataType> = HashMap::new();
+        // per column, the variants in it to shred: (path, shredding type)
+        let mut shredded: BTreeMap<usize, Vec<(Vec<String>, &DataType)>> = BTreeMap::new();
         for (column, shredding) in &self.columns {
-            let Some(index) = find_column(&input_schema, column) else {
-                return plan_err!("variant.shred.{column}: the output has no column {column}");
-            };
-            let field = input_schema.field(index);
-            if !(is_variant_field(field) || has_variant_shape(field.data_type())) {
-                return plan_err!(
-                    "variant.shred.{column}: column {} is {}, not a VARIANT",
-                    field.name(),
-                    sql_type_name(field.data_type())
-                );
-            }
+            let (index, path) = find_variant(&input_schema, column)?;
             if let Some(shredding) = shredding {
-                shredded.insert(index, shredding);
+                shredded.entry(index).or_default().push((path, shredding));
             }
         }
         // the shredding reads no option; one configuration serves every call
         let config = Arc::new(ConfigOptions::default());
         let mut exprs: Vec<(Arc<dyn PhysicalExpr>, String)> = Vec::new();
         for (index, field) in input_schema.fields().iter().enumerate() {
-            let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(field.name(), index));
-            let Some(shredding) = shredded.get(&index) else {
-                exprs.push((column, field.name().clone()));
-                continue;
-            };
-            // a call of the hidden function, which travels in plans by name (see its module)
-            let shred = ScalarFunctionExpr::try_new(
-                shred_variant_udf(),
-                vec![
-                    column,
-                    Arc::new(Literal::new(ScalarValue::try_from(*shredding)?)),
-                ],
-                &input_schema,
-                Arc::clone(&config),
-            )?;
-            exprs.push((Arc::new(shred), field.name().clone()));
+            let mut expr: Arc<dyn PhysicalExpr> = Arc::new(Column::new(field.name(), index));
+            // a call of the hidden function, which travels in plans by name (see its module),
+            // per variant of the column
+            for (path, shredding) in shredded.get(&index).into_iter().flatten() {
+                let mut args = vec![
+                    expr,
+                    Arc::new(Literal::new(ScalarValue::try_from(*shredding)?)) as _,
+                ];
+                args.extend(path.iter().map(|segment| {
+                    Arc::new(Literal::new(ScalarValue::Utf8(Some(segment.clone())))) as _
+                }));
+                expr = Arc::new(ScalarFunctionExpr::try_new(
+                    shred_variant_udf(),
+                    args,
+                    &input_schema,
+                    Arc::clone(&config),
+                )?);
+            }
+            exprs.push((expr, field.name().clone()));
         }
         let projection = ProjectionExec::try_new(exprs, input)?;
         // the sink's schema takes the shredded columns' fields from the projection
@@ -215,6 +211,80 @@ impl ShreddingOptions {
         });
         Ok((Arc::new(projection), output_schema))
     }
+}
+
+/// The column of `schema` that the option name `name` gives, and the path to the variant it
+/// names inside that column (empty: the column itself), each segment as the schema spells it;
+/// an error when it names nothing, or something other than a variant.
+fn find_variant(schema: &Schema, name: &str) -> Result<(usize, Vec<String>)> {
+    let whole = find_column(schema, name).map(|i| (i, vec![]));
+    let (index, segments) = match whole {
+        Some(found) => found,
+        None => {
+            let mut segments = name.split('.');
+            let column = segments.next().unwrap_or_default();
+            let Some(index) = find_column(schema, column) else {
+                return plan_err!("variant.shred.{name}: the output has no column {column}");
+            };
+            (index, segments.map(String::from).collect())
+        }
+    };
+    let mut field = schema.field(index);
+    let mut path = Vec::with_capacity(segments.len());
+    for segment in segments {
+        let child = match field.data_type() {
+            DataType::Struct(children) => find_field(children, &segment),
+            DataType::List(element) | DataType::LargeList(element)
+                if segment.eq_ignore_ascii_case("element") =>
+            {
+                Some(element.as_ref())
+            }
+            DataType::Map(entries, _) if segment.eq_ignore_ascii_case("value") => {
+                match entries.data_type() {
+                    DataType::Struct(key_value) if key_value.len() == 2 => {
+                        Some(key_value[1].as_ref())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(child) = child else {
+            return plan_err!(
+                "variant.shred.{name}: {} ({}) has no {segment} (a struct field, a list's \
+                 element or a map's value)",
+                field.name(),
+                sql_type_name(field.data_type())
+            );
+        };
+        path.push(match field.data_type() {
+            DataType::Struct(_) => child.name().clone(),
+            DataType::Map(..) => "value".to_string(),
+            _ => "element".to_string(),
+        });
+        field = child;
+    }
+    if !(is_variant_field(field) || has_variant_shape(field.data_type())) {
+        let what = if path.is_empty() { "column" } else { "field" };
+        return plan_err!(
+            "variant.shred.{name}: {what} {} is {}, not a VARIANT",
+            field.name(),
+            sql_type_name(field.data_type())
+        );
+    }
+    Ok((index, path))
+}
+
+/// The field of `fields` named `name`, exactly or else ignoring case (when only one matches).
+fn find_field<'a>(fields: &'a Fields, name: &str) -> Option<&'a Field> {
+    if let Some((_, f)) = fields.find(name) {
+        return Some(f.as_ref());
+    }
+    let mut matches = fields
+        .iter()
+        .filter(|f| f.name().eq_ignore_ascii_case(name));
+    let first = matches.next()?;
+    matches.next().is_none().then_some(first.as_ref())
 }
 
 datafusion::common::extensions_options! {

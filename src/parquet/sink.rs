@@ -23,6 +23,7 @@ use datafusion::datasource::sink::DataSink;
 use datafusion::execution::TaskContext;
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::object_store::ObjectStore;
+use datafusion::object_store::path::Path;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
@@ -31,6 +32,7 @@ use datafusion_datasource::write::{ObjectWriterBuilder, get_writer_schema};
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowSchemaConverter, AsyncArrowWriter};
 use parquet::basic::LogicalType;
+use parquet::encryption::encrypt::FileEncryptionProperties;
 use parquet::file::metadata::SortingColumn;
 use parquet::file::properties::WriterPropertiesBuilder;
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
@@ -38,8 +40,9 @@ use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
 use super::interval::{
-    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, interval_bytes, with_interval_annotations,
+    holds_interval, interval_bytes_type, intervals_as_bytes, with_interval_annotations,
 };
+use super::rebuilt_group;
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
 use crate::variant_array::{is_variant_field, variant_data_type};
 
@@ -178,7 +181,7 @@ impl FileSink for VariantParquetSink {
             ..auto.clone()
         });
         let intervals = (schema.fields().iter().enumerate())
-            .filter(|(_, f)| f.data_type() == &INTERVAL_TYPE)
+            .filter(|(_, f)| holds_interval(f.data_type()))
             .map(|(i, _)| i)
             .collect();
         let files = Arc::new(FileSetup {
@@ -202,10 +205,11 @@ impl FileSink for VariantParquetSink {
             )
             .with_buffer_size(Some(buffer_size))
             .build()?;
+            let encryption = file_encryption(&self.options, context, &files.schema, &path).await?;
             let files = Arc::clone(&files);
             let reservation = MemoryConsumer::new(format!("VariantParquetSink[{path}]"))
                 .register(context.memory_pool());
-            tasks.spawn(async move { files.write(writer, rx, reservation).await });
+            tasks.spawn(async move { files.write(writer, encryption, rx, reservation).await });
         }
         let mut rows = 0;
         while let Some(result) = tasks.join_next().await {
@@ -255,6 +259,7 @@ impl FileSetup {
     async fn write(
         &self,
         writer: BufWriter,
+        encryption: Option<Arc<FileEncryptionProperties>>,
         mut rx: Receiver<RecordBatch>,
         reservation: MemoryReservation,
     ) -> Result<u64> {
@@ -278,7 +283,7 @@ impl FileSetup {
         }
         let shredding = self.infer(&sample)?;
         let schema = self.file_schema(&shredding)?;
-        let mut writer = self.writer(writer, &schema)?;
+        let mut writer = self.writer(writer, encryption, &schema)?;
         let mut rows = 0;
         for batch in sample {
             rows += batch.num_rows() as u64;
@@ -342,7 +347,7 @@ impl FileSetup {
             retype(*i, shredded_variant_type(t)?);
         }
         for &i in &self.intervals {
-            retype(i, INTERVAL_BYTES_TYPE);
+            retype(i, interval_bytes_type(self.schema.field(i).data_type()));
         }
         Ok(Arc::new(Schema::new_with_metadata(
             fields,
@@ -352,7 +357,12 @@ impl FileSetup {
 
     /// The Parquet writer of a file of `schema`: VARIANT groups with a specification version,
     /// the Arrow schema in the footer and the sorting columns as DataFusion's sink writes them.
-    fn writer(&self, writer: BufWriter, schema: &SchemaRef) -> Result<AsyncArrowWriter<BufWriter>> {
+    fn writer(
+        &self,
+        writer: BufWriter,
+        encryption: Option<Arc<FileEncryptionProperties>>,
+        schema: &SchemaRef,
+    ) -> Result<AsyncArrowWriter<BufWriter>> {
         let mut options = self.options.clone();
         if !options.global.skip_arrow_metadata {
             // as DataFusion's sink: the Arrow schema goes into the footer's key-value metadata,
@@ -363,17 +373,25 @@ impl FileSetup {
         let converted = ArrowSchemaConverter::new()
             .with_coerce_types(properties.coerce_types())
             .convert(schema)?;
-        let intervals: Vec<&str> = (self.intervals.iter())
-            .map(|&i| schema.field(i).name().as_str())
+        let intervals: Vec<(&str, &DataType)> = (self.intervals.iter())
+            .map(|&i| {
+                (
+                    schema.field(i).name().as_str(),
+                    self.schema.field(i).data_type(),
+                )
+            })
             .collect();
         let parquet_schema = SchemaDescriptor::new(with_interval_annotations(
             with_variant_version(converted.root_schema_ptr())?,
             &intervals,
         )?);
-        let properties = properties
+        let mut properties = properties
             .into_builder()
-            .set_sorting_columns(sorting_columns(&self.sorted_by, &parquet_schema))
-            .build();
+            .set_sorting_columns(sorting_columns(&self.sorted_by, &parquet_schema));
+        if let Some(encryption) = encryption {
+            properties = properties.with_file_encryption_properties(encryption);
+        }
+        let properties = properties.build();
         // (the writer would put its own schema into the footer, over the one above)
         let options = ArrowWriterOptions::new()
             .with_properties(properties)
@@ -455,7 +473,7 @@ impl FileSetup {
             columns[*i] = shred_variant(&columns[*i], t)?;
         }
         for &i in &self.intervals {
-            columns[i] = interval_bytes(&columns[i], schema.field(i).name())?;
+            columns[i] = intervals_as_bytes(&columns[i], schema.field(i).name())?;
         }
         for (column, field) in columns.iter_mut().zip(schema.fields()) {
             if column.data_type() != field.data_type() {
@@ -464,6 +482,30 @@ impl FileSetup {
         }
         Ok(RecordBatch::try_new(Arc::clone(schema), columns)?)
     }
+}
+
+/// The encryption of the file at `path` (of Arrow schema `schema`), as DataFusion's sink sets it:
+/// the options' own properties, or those the session's encryption factory gives for the file;
+/// None for a plain file.
+async fn file_encryption(
+    options: &TableParquetOptions,
+    context: &TaskContext,
+    schema: &SchemaRef,
+    path: &Path,
+) -> Result<Option<Arc<FileEncryptionProperties>>> {
+    if let Some(properties) = &options.crypto.file_encryption {
+        return Ok(Some(Arc::new(FileEncryptionProperties::try_from(
+            properties.clone(),
+        )?)));
+    }
+    let Some(factory) = &options.crypto.factory_id else {
+        return Ok(None);
+    };
+    context
+        .runtime_env()
+        .parquet_encryption_factory(factory)?
+        .get_file_encryption_properties(&options.crypto.factory_options, schema, path)
+        .await
 }
 
 /// The sorted-by columns as Parquet sorting columns (leaf column indexes of `schema`); None
@@ -504,15 +546,5 @@ fn with_variant_version(t: TypePtr) -> Result<TypePtr> {
         Some(LogicalType::Variant(_)) => Some(LogicalType::variant(Some(VARIANT_SPEC_VERSION))),
         other => other.cloned(),
     };
-    let mut builder = Type::group_type_builder(basic_info.name())
-        .with_fields(fields)
-        .with_logical_type(logical_type)
-        .with_converted_type(basic_info.converted_type());
-    if basic_info.has_repetition() {
-        builder = builder.with_repetition(basic_info.repetition());
-    }
-    if basic_info.has_id() {
-        builder = builder.with_id(Some(basic_info.id()));
-    }
-    Ok(Arc::new(builder.build()?))
+    Ok(Arc::new(rebuilt_group(&t, fields, logical_type)?))
 }

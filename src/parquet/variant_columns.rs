@@ -117,33 +117,43 @@ pub fn with_variant_extension(schema: &SchemaRef, columns: &VariantColumns) -> S
     })
 }
 
-/// `schema` with each variant field (one carrying the extension) of the unshredded layout
-/// `Struct{metadata, value}` (both non-null, of the binary type the column's `metadata` has),
-/// whatever its layout in the files: shredding is how a file stores a variant, not part of the
-/// table's type. Files of any layout (shredded or not, shredded differently) are brought to it by
-/// the per-file expression adapter, which reads paths from their shredded leaves. Returns
-/// `schema` itself when nothing changes.
+/// `schema` with each variant field (one carrying the extension, at any depth: in structs, lists
+/// and maps too) of the unshredded layout `Struct{metadata, value}` (both non-null, of the binary
+/// type the column's `metadata` has), whatever its layout in the files: shredding is how a file
+/// stores a variant, not part of the table's type. Files of any layout (shredded or not, shredded
+/// differently) are brought to it by the per-file expression adapter, which reads paths from
+/// their shredded leaves. Returns `schema` itself when nothing changes.
 pub fn with_unshredded_variant_types(schema: &SchemaRef) -> SchemaRef {
-    with_fields_changed(schema, |field| {
-        let DataType::Struct(children) = field.data_type() else {
-            return None;
-        };
-        if !is_variant_field(field) {
-            return None;
+    with_fields_changed(schema, unshredded_field)
+}
+
+/// `field` with the variants in it (itself, or nested) of the unshredded layout; None when
+/// nothing changes.
+#[recursive::recursive]
+fn unshredded_field(field: &FieldRef) -> Option<FieldRef> {
+    let changed =
+        |data_type: DataType| Some(Arc::new(field.as_ref().clone().with_data_type(data_type)));
+    let data_type = match field.data_type() {
+        DataType::Struct(children) if is_variant_field(field) => {
+            let binary = match children.find("metadata").map(|(_, f)| f.data_type()) {
+                Some(t @ (DataType::Binary | DataType::LargeBinary | DataType::BinaryView)) => {
+                    t.clone()
+                }
+                _ => DataType::Binary,
+            };
+            let unshredded = DataType::Struct(Fields::from(vec![
+                Field::new("metadata", binary.clone(), false),
+                Field::new("value", binary, false),
+            ]));
+            return (field.data_type() != &unshredded).then(|| changed(unshredded))?;
         }
-        let binary = match children.find("metadata").map(|(_, f)| f.data_type()) {
-            Some(t @ (DataType::Binary | DataType::LargeBinary | DataType::BinaryView)) => {
-                t.clone()
-            }
-            _ => DataType::Binary,
-        };
-        let unshredded = DataType::Struct(Fields::from(vec![
-            Field::new("metadata", binary.clone(), false),
-            Field::new("value", binary, false),
-        ]));
-        (field.data_type() != &unshredded)
-            .then(|| Arc::new(field.as_ref().clone().with_data_type(unshredded)))
-    })
+        DataType::Struct(children) => DataType::Struct(changed_fields(children, unshredded_field)?),
+        DataType::List(f) => DataType::List(unshredded_field(f)?),
+        DataType::LargeList(f) => DataType::LargeList(unshredded_field(f)?),
+        DataType::Map(f, sorted) => DataType::Map(unshredded_field(f)?, *sorted),
+        _ => return None,
+    };
+    changed(data_type)
 }
 
 /// `schema` with each top-level field for which `change` gives a new one replaced; `schema`
