@@ -1155,3 +1155,66 @@ async fn encrypted_writes_annotate_variants_with_the_spec_version() {
         );
     }
 }
+
+/// With per-column keys, the leaves an inferred shredding would add have no key: automatic
+/// shredding is off, the variant's `metadata` and `value` are encrypted with their keys. A
+/// variant some of whose leaves have keys and others not (a shredding type given, or a key
+/// forgotten) is an error, not a file with part of the variant in the clear.
+#[tokio::test]
+async fn per_column_encryption_never_leaves_part_of_a_variant_unencrypted() {
+    use parquet::encryption::decrypt::FileDecryptionProperties;
+    use parquet::file::metadata::ParquetMetaDataReader;
+    const FOOTER: &str = "30313233343536373839303132333435"; // b"0123456789012345"
+    const COLUMN: &str = "31323334353637383930313233343530"; // b"1234567890123450"
+    let dir = scratch_dir("parquet-variant-test", "column-keys");
+    let ctx = session_context();
+    let copy = |file: &str, options: &str| {
+        format!(
+            "COPY (SELECT parse_json('{{\"a\": 1}}') AS v) TO '{}' STORED AS PARQUET OPTIONS (\
+             'format.crypto.file_encryption.encrypt_footer' 'true', \
+             'format.crypto.file_encryption.footer_key_as_hex' '{FOOTER}', {options})",
+            dir.join(file).display()
+        )
+    };
+    let both = format!(
+        "'format.crypto.file_encryption.column_key_as_hex::v.metadata' '{COLUMN}', \
+         'format.crypto.file_encryption.column_key_as_hex::v.value' '{COLUMN}'"
+    );
+    ctx.sql(&copy("keys.parquet", &both))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let decryption = FileDecryptionProperties::builder(b"0123456789012345".to_vec())
+        .build()
+        .unwrap();
+    let metadata = ParquetMetaDataReader::new()
+        .with_decryption_properties(Some(decryption))
+        .parse_and_finish(&File::open(dir.join("keys.parquet")).unwrap())
+        .unwrap();
+    let schema = metadata.file_metadata().schema_descr();
+    let leaves: Vec<String> = (0..schema.num_columns())
+        .map(|i| schema.column(i).path().string())
+        .collect();
+    assert_eq!(leaves, ["v.metadata", "v.value"]);
+    let only_value =
+        format!("'format.crypto.file_encryption.column_key_as_hex::v.value' '{COLUMN}'");
+    let shredded = format!("{both}, 'variant.shred.v' 'struct<a bigint>'");
+    for (file, options, unkeyed) in [
+        ("value.parquet", only_value.as_str(), "v.metadata"),
+        (
+            "shredded.parquet",
+            shredded.as_str(),
+            "v.typed_value.a.value",
+        ),
+    ] {
+        let result = ctx.sql(&copy(file, options)).await.unwrap().collect().await;
+        let err = result.unwrap_err().to_string();
+        assert!(
+            err.contains("gives keys to some leaves of the variant v") && err.contains(unkeyed),
+            "{options}: {err}"
+        );
+        assert!(!dir.join(file).exists(), "{file} was left behind");
+    }
+}

@@ -8,6 +8,7 @@
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::{
@@ -74,11 +75,17 @@ impl ScalarUDFImpl for ShredVariant {
             return exec_err!("{SHRED_VARIANT_NAME} takes a variant and a shredding type");
         };
         let input = input.to_array(args.number_rows)?;
-        let depth = args.args.len() - 2;
+        let mut path = Vec::with_capacity(args.args.len().saturating_sub(2));
+        for segment in args.args.iter().skip(2) {
+            match segment {
+                ColumnarValue::Scalar(ScalarValue::Utf8(Some(s))) => path.push(s.as_str()),
+                _ => return exec_err!("{SHRED_VARIANT_NAME}: path segments are string literals"),
+            }
+        }
         Ok(ColumnarValue::Array(shred_at(
             &input,
             args.return_field.data_type(),
-            depth,
+            &path,
             shredding.data_type(),
         )?))
     }
@@ -138,25 +145,37 @@ fn shredded_field(field: &Field, path: &[&str], shredding: &DataType) -> Result<
     Ok(field.clone().with_data_type(data_type))
 }
 
-/// `array` with the variant `depth` levels down shredded as `shredding`, into `out` (the type
-/// [`shredded_field`] gave, which names the path: at each level the one child whose type
-/// changed; a map's level is its entries' value).
+/// `array` with the variant that `path` leads to (see the module) shredded as `shredding`, into
+/// `out` (the type [`shredded_field`] gave); the other children are cast to their types in `out`
+/// where a batch's type differs from the planned one (field metadata or nullability).
 fn shred_at(
     array: &ArrayRef,
     out: &DataType,
-    depth: usize,
+    path: &[&str],
     shredding: &DataType,
 ) -> Result<ArrayRef> {
-    if depth == 0 {
+    let Some((segment, rest)) = path.split_first() else {
         return shred_variant(array, shredding);
-    }
-    let below = |c: &ArrayRef, f: &FieldRef| match c.data_type() == f.data_type() {
+    };
+    let kept = |c: &ArrayRef, f: &FieldRef| match c.data_type() == f.data_type() {
         true => Ok(Arc::clone(c)),
-        false => shred_at(c, f.data_type(), depth - 1, shredding),
+        false => Ok(cast(c, f.data_type())?),
     };
     with_children_converted(array, out, |_, c, f| match out {
-        DataType::Map(..) => with_children_converted(c, f.data_type(), |_, c, f| below(c, f)),
-        _ => below(c, f),
+        DataType::Struct(_) if f.name() == *segment => shred_at(c, f.data_type(), rest, shredding),
+        DataType::Struct(_) => kept(c, f),
+        // the entries: a key, and the value on the path
+        DataType::Map(..) => {
+            let mut position = 0;
+            with_children_converted(c, f.data_type(), |_, c, f| {
+                position += 1;
+                match position {
+                    2 => shred_at(c, f.data_type(), rest, shredding),
+                    _ => kept(c, f),
+                }
+            })
+        }
+        _ => shred_at(c, f.data_type(), rest, shredding),
     })
 }
 

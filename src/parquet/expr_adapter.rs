@@ -156,9 +156,10 @@ fn holds_lossy_interval(data_type: &DataType) -> bool {
     match data_type {
         DataType::Interval(unit) => unit != &IntervalUnit::MonthDayNano,
         DataType::Struct(fields) => fields.iter().any(|f| holds_lossy_interval(f.data_type())),
-        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
-            holds_lossy_interval(f.data_type())
-        }
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => holds_lossy_interval(f.data_type()),
         _ => false,
     }
 }
@@ -212,13 +213,14 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
                     logical_for_inner.push(Arc::new(physical.clone()));
                 }
                 // a column with variants inside it (in structs, lists, maps) that this file
-                // shreds, under a table that declares them unshredded, or with intervals inside
-                // it that the file gives as their bytes; or an interval column, or one holding
-                // intervals, that the parquet crate decoded itself, dropping months or days
-                // (encrypted files, read by DataFusion's reader): reading it is an error
+                // lays out otherwise (shredded, in another order) under a table that declares
+                // them unshredded, or with intervals inside it that the file gives as their
+                // bytes; or an interval column, or one holding intervals, that the parquet crate
+                // decoded itself, dropping months or days (encrypted files, read by DataFusion's
+                // reader): reading it is an error
                 Some(physical)
                     if physical.data_type() != field.data_type()
-                        && ((holds_variant(physical.data_type(), &declares_typed_value)
+                        && ((holds_variant(field.data_type(), &|_| true)
                             && !holds_variant(field.data_type(), &declares_typed_value))
                             || (holds_interval(field.data_type())
                                 && (is_marked_interval(&physical_file_schema, field.name())
@@ -466,8 +468,14 @@ fn relayout(input: &ArrayRef, field: &FieldRef) -> Result<ArrayRef> {
                 s.nulls().cloned(),
             )?)
         }
-        (DataType::List(_) | DataType::LargeList(_) | DataType::Map(..), _) => {
+        (DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..), _) => {
             with_children_converted(input, field.data_type(), |_, c, out| relayout(c, out))?
+        }
+        // a map's entries by position (writers name them differently, see `map_entries_named`)
+        (DataType::Map(..), _) => {
+            with_children_converted(input, field.data_type(), |_, c, out| {
+                with_children_converted(c, out.data_type(), |_, c, out| relayout(c, out))
+            })?
         }
         (&INTERVAL_TYPE, &INTERVAL_BYTES_TYPE) => interval_from_bytes(input, field.name())?,
         (&INTERVAL_TYPE, DataType::Interval(unit)) => {
@@ -550,6 +558,72 @@ mod tests {
         let iv = out.as_struct().column(0);
         let iv = iv.as_primitive::<IntervalMonthDayNanoType>();
         assert_eq!(iv.value(0), IntervalMonthDayNano::new(14, 3, 4_500_000_000));
+    }
+
+    /// A map whose writer named its entries otherwise (arrow-rs `MapBuilder`: `keys`/`values`),
+    /// its values shredded variants, read under a table whose entries are `key_value { key,
+    /// value }`: the entries are taken by position, the values reassembled.
+    #[test]
+    fn map_entries_are_relaid_out_by_position() {
+        use crate::codec::{JsonParser, VariantBuilder};
+        use crate::shredding::shred_variant;
+        use crate::variant_array::{VariantArrayBuilder, variant_data_type, variant_field};
+        use datafusion::arrow::array::{MapArray, StringArray};
+        use datafusion::arrow::buffer::OffsetBuffer;
+        let mut column = VariantArrayBuilder::with_capacity(2);
+        for json in [r#"{"a": 1, "b": "x"}"#, "[2]"] {
+            let mut b = VariantBuilder::new();
+            JsonParser::new().parse(json, &mut b).unwrap();
+            column.append_built(&b);
+        }
+        let column = column.finish().unwrap();
+        let ty = crate::cast::target_type::parse_target_type("struct<a bigint>").unwrap();
+        let shredded = shred_variant(&column, &ty).unwrap();
+        let entries = |key: &str, value: Field| {
+            Fields::from(vec![Field::new(key, DataType::Utf8, false), value])
+        };
+        let file_entries = entries(
+            "keys",
+            Field::new("values", shredded.data_type().clone(), true),
+        );
+        let keys: ArrayRef = Arc::new(StringArray::from(vec!["k", "k"]));
+        let map = MapArray::try_new(
+            Arc::new(Field::new(
+                "entries",
+                DataType::Struct(file_entries.clone()),
+                false,
+            )),
+            OffsetBuffer::from_lengths([1, 1]),
+            StructArray::try_new(file_entries, vec![keys, shredded], None).unwrap(),
+            None,
+            false,
+        )
+        .unwrap();
+        let table_entries = entries("key", variant_field("value", true));
+        let target: FieldRef = Arc::new(Field::new(
+            "m",
+            DataType::Map(
+                Arc::new(Field::new(
+                    "key_value",
+                    DataType::Struct(table_entries),
+                    false,
+                )),
+                false,
+            ),
+            true,
+        ));
+        let out = relayout(&(Arc::new(map) as ArrayRef), &target).unwrap();
+        assert_eq!(out.data_type(), target.data_type());
+        let values = out.as_map().values().clone();
+        assert_eq!(values.data_type(), &variant_data_type());
+        let json = crate::functions::to_json::variant_array_to_json(
+            "to_json",
+            &values,
+            &crate::codec::SessionTimeZone::utc(),
+        )
+        .unwrap();
+        let json: Vec<_> = json.as_string::<i32>().iter().flatten().collect();
+        assert_eq!(json, [r#"{"a":1,"b":"x"}"#, "[2]"]);
     }
 
     #[test]

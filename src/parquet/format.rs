@@ -377,7 +377,17 @@ impl FileFormat for VariantParquetFormat {
             if conf.insert_op != InsertOp::Append {
                 return not_impl_err!("Overwrites are not implemented yet for Parquet");
             }
-            let auto = self.shredding.automatic(state, &conf.output_schema);
+            let mut auto = self.shredding.automatic(state, &conf.output_schema);
+            // per-column encryption names its columns' leaves before the files exist: the
+            // leaves an inferred shredding adds would be written unencrypted (a uniform
+            // encryption, by the footer key alone, covers them)
+            let crypto = &self.inner.options().crypto;
+            if crypto.factory_id.is_some()
+                || (crypto.file_encryption.as_ref())
+                    .is_some_and(|e| !e.column_encryption_properties.is_empty())
+            {
+                auto.columns.clear();
+            }
             let sink = Arc::new(
                 VariantParquetSink::new(
                     conf,

@@ -33,8 +33,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeBinaryArray, IntervalMonthDayNanoArray, RecordBatch,
+    Array, ArrayRef, AsArray, FixedSizeBinaryArray, GenericListArray, IntervalMonthDayNanoArray,
+    OffsetSizeTrait, RecordBatch, make_array,
 };
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::IntervalMonthDayNanoType;
 use datafusion::arrow::datatypes::{
     DataType, Field, FieldRef, IntervalMonthDayNano, IntervalUnit, Schema,
@@ -493,6 +495,7 @@ pub(crate) fn interval_bytes_type(data_type: &DataType) -> DataType {
         DataType::Struct(fields) => DataType::Struct(fields.iter().map(retyped).collect()),
         DataType::List(f) => DataType::List(retyped(f)),
         DataType::LargeList(f) => DataType::LargeList(retyped(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(retyped(f), *n),
         DataType::Map(f, sorted) => DataType::Map(retyped(f), *sorted),
         other => other.clone(),
     }
@@ -500,17 +503,62 @@ pub(crate) fn interval_bytes_type(data_type: &DataType) -> DataType {
 
 /// `column` (of the column `name`) with the `Interval(MonthDayNano)` values in it (itself, or in
 /// structs, lists and maps) as their `INTERVAL` bytes ([`interval_bytes`]), of the type
-/// [`interval_bytes_type`] gives.
+/// [`interval_bytes_type`] gives. Only values the column shows are checked: a struct's nulls hide
+/// its fields' values, and a list's values outside its rows' ranges are dropped.
 #[recursive::recursive]
 pub(crate) fn intervals_as_bytes(column: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    let out = interval_bytes_type(column.data_type());
     match column.data_type() {
         &INTERVAL_TYPE => interval_bytes(column, name),
-        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) => {
-            let out = interval_bytes_type(column.data_type());
+        DataType::Struct(_) => {
+            let nulls = column.nulls();
+            with_children_converted(column, &out, |_, c, _| {
+                intervals_as_bytes(&with_ancestor_nulls(c, nulls)?, name)
+            })
+        }
+        DataType::List(_) => {
+            let trimmed: ArrayRef = Arc::new(trimmed_list(column.as_list::<i32>()));
+            with_children_converted(&trimmed, &out, |_, c, _| intervals_as_bytes(c, name))
+        }
+        DataType::LargeList(_) => {
+            let trimmed: ArrayRef = Arc::new(trimmed_list(column.as_list::<i64>()));
+            with_children_converted(&trimmed, &out, |_, c, _| intervals_as_bytes(c, name))
+        }
+        DataType::FixedSizeList(..) | DataType::Map(..) => {
             with_children_converted(column, &out, |_, c, _| intervals_as_bytes(c, name))
         }
         _ => Ok(Arc::clone(column)),
     }
+}
+
+/// `child` with the nulls of its parent struct (`nulls`) added to its own.
+fn with_ancestor_nulls(child: &ArrayRef, nulls: Option<&NullBuffer>) -> Result<ArrayRef> {
+    if nulls.is_none() {
+        return Ok(Arc::clone(child));
+    }
+    let nulls = NullBuffer::union(nulls, child.nulls());
+    Ok(make_array(
+        child.to_data().into_builder().nulls(nulls).build()?,
+    ))
+}
+
+/// `list` with only the values its rows use (a slice of a list keeps all of them).
+fn trimmed_list<O: OffsetSizeTrait>(list: &GenericListArray<O>) -> GenericListArray<O> {
+    let offsets = list.offsets();
+    let (start, end) = (offsets[0].as_usize(), offsets[list.len()].as_usize());
+    if start == 0 && end == list.values().len() {
+        return list.clone();
+    }
+    let (DataType::List(field) | DataType::LargeList(field)) = list.data_type() else {
+        unreachable!("a list array has a list type")
+    };
+    let rebased = OffsetBuffer::new(offsets.iter().map(|&o| o - offsets[0]).collect());
+    GenericListArray::new(
+        Arc::clone(field),
+        rebased,
+        list.values().slice(start, end - start),
+        list.nulls().cloned(),
+    )
 }
 
 /// `root` (a file's Parquet schema, converted from an Arrow schema) with the leaves of its

@@ -16,7 +16,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::runtime::SpawnedTask;
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::{DataFusionError, Result, exec_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
 use datafusion::datasource::sink::DataSink;
@@ -389,6 +389,7 @@ impl FileSetup {
             .into_builder()
             .set_sorting_columns(sorting_columns(&self.sorted_by, &parquet_schema));
         if let Some(encryption) = encryption {
+            check_variants_encrypted_whole(&parquet_schema, &encryption)?;
             properties = properties.with_file_encryption_properties(encryption);
         }
         let properties = properties.build();
@@ -506,6 +507,70 @@ async fn file_encryption(
         .parquet_encryption_factory(factory)?
         .get_file_encryption_properties(&options.crypto.factory_options, schema, path)
         .await
+}
+
+/// An error when `encryption`'s column keys cover some leaves of a VARIANT group of `schema` but
+/// not all: a variant is one value, and the leaves without a key (its `metadata`, which holds the
+/// field names, or the `typed_value` leaves a shredding adds) would be written unencrypted.
+fn check_variants_encrypted_whole(
+    schema: &SchemaDescriptor,
+    encryption: &FileEncryptionProperties,
+) -> Result<()> {
+    let (keyed, _, _) = encryption.column_keys();
+    if keyed.is_empty() {
+        // uniform encryption: every leaf under the footer key
+        return Ok(());
+    }
+    let mut groups = vec![];
+    for field in schema.root_schema().get_fields() {
+        variant_groups(field, field.name(), &mut groups);
+    }
+    for (group, leaves) in groups {
+        let (with, without): (Vec<&String>, Vec<&String>) =
+            leaves.iter().partition(|leaf| keyed.contains(leaf));
+        if !with.is_empty() && !without.is_empty() {
+            return exec_err!(
+                "the encryption gives keys to some leaves of the variant {group} ({}) but not to \
+                 {}, which would be written unencrypted: give every leaf of a variant a key \
+                 (shredding adds typed_value leaves; `'variant.shred.{group}' 'none'` writes \
+                 only metadata and value), or encrypt every column with the footer key",
+                with.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                without
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The VARIANT groups in `t` (at `path`, dotted), each with the dotted paths of its leaves.
+#[recursive::recursive]
+fn variant_groups(t: &TypePtr, path: &str, out: &mut Vec<(String, Vec<String>)>) {
+    fn leaves(t: &TypePtr, path: &str, out: &mut Vec<String>) {
+        match t.is_primitive() {
+            true => out.push(path.to_string()),
+            false => (t.get_fields().iter())
+                .for_each(|f| leaves(f, &format!("{path}.{}", f.name()), out)),
+        }
+    }
+    if t.is_primitive() {
+        return;
+    }
+    if let Some(LogicalType::Variant(_)) = t.get_basic_info().logical_type_ref() {
+        let mut group = vec![];
+        leaves(t, path, &mut group);
+        out.push((path.to_string(), group));
+        return;
+    }
+    for f in t.get_fields() {
+        variant_groups(f, &format!("{path}.{}", f.name()), out);
+    }
 }
 
 /// The sorted-by columns as Parquet sorting columns (leaf column indexes of `schema`); None
