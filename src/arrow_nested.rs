@@ -4,10 +4,62 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
+    Array, ArrayRef, AsArray, FixedSizeListArray, GenericListArray, MapArray, OffsetSizeTrait,
+    StructArray,
 };
-use datafusion::arrow::datatypes::{DataType, FieldRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Fields};
 use datafusion::common::{Result, exec_err};
+
+/// `data_type` with the fields directly inside it (a struct's fields, a list's element, a map's
+/// entries) replaced where `change` gives a new one; None when it gives none (or `data_type`
+/// holds no fields).
+pub(crate) fn with_inner_fields_changed(
+    data_type: &DataType,
+    mut change: impl FnMut(&FieldRef) -> Option<FieldRef>,
+) -> Option<DataType> {
+    Some(match data_type {
+        DataType::Struct(children) => DataType::Struct(changed_fields(children, change)?),
+        DataType::List(f) => DataType::List(change(f)?),
+        DataType::LargeList(f) => DataType::LargeList(change(f)?),
+        DataType::ListView(f) => DataType::ListView(change(f)?),
+        DataType::LargeListView(f) => DataType::LargeListView(change(f)?),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(change(f)?, *n),
+        DataType::Map(f, sorted) => DataType::Map(change(f)?, *sorted),
+        _ => return None,
+    })
+}
+
+/// `fields` with each field for which `change` gives a new one replaced; None when it gives
+/// none.
+pub(crate) fn changed_fields(
+    fields: &Fields,
+    mut change: impl FnMut(&FieldRef) -> Option<FieldRef>,
+) -> Option<Fields> {
+    let changed: Vec<Option<FieldRef>> = fields.iter().map(&mut change).collect();
+    if changed.iter().all(Option::is_none) {
+        return None;
+    }
+    let fields = (changed.into_iter().zip(fields.iter()))
+        .map(|(new, old)| new.unwrap_or_else(|| Arc::clone(old)));
+    Some(fields.collect())
+}
+
+/// True when `data_type` or a type inside it (struct fields, list elements, map entries) is one
+/// for which `test` is true.
+#[recursive::recursive]
+pub(crate) fn holds_type(data_type: &DataType, test: &dyn Fn(&DataType) -> bool) -> bool {
+    test(data_type)
+        || match data_type {
+            DataType::Struct(fields) => fields.iter().any(|f| holds_type(f.data_type(), test)),
+            DataType::List(f)
+            | DataType::LargeList(f)
+            | DataType::ListView(f)
+            | DataType::LargeListView(f)
+            | DataType::FixedSizeList(f, _)
+            | DataType::Map(f, _) => holds_type(f.data_type(), test),
+            _ => false,
+        }
+}
 
 /// `array` (a struct, list, large list, fixed-size list or map) rebuilt as the type `out`, of the
 /// same kind: each child (a struct's fields in order, a list's values, a map's entries as one
@@ -34,24 +86,10 @@ pub(crate) fn with_children_converted(
             )?)
         }
         (DataType::List(f), DataType::List(out)) => {
-            let l = array.as_list::<i32>();
-            let values = child(f, l.values(), out)?;
-            Arc::new(ListArray::try_new(
-                Arc::clone(out),
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?)
+            list_converted(array.as_list::<i32>(), f, out, child)?
         }
         (DataType::LargeList(f), DataType::LargeList(out)) => {
-            let l = array.as_list::<i64>();
-            let values = child(f, l.values(), out)?;
-            Arc::new(LargeListArray::try_new(
-                Arc::clone(out),
-                l.offsets().clone(),
-                values,
-                l.nulls().cloned(),
-            )?)
+            list_converted(array.as_list::<i64>(), f, out, child)?
         }
         (DataType::FixedSizeList(f, n), DataType::FixedSizeList(out, _)) => {
             let l = array.as_fixed_size_list();
@@ -80,4 +118,19 @@ pub(crate) fn with_children_converted(
         }
         (from, to) => return exec_err!("cannot rebuild {from} as {to}"),
     })
+}
+
+fn list_converted<O: OffsetSizeTrait>(
+    list: &GenericListArray<O>,
+    field: &FieldRef,
+    out: &FieldRef,
+    mut child: impl FnMut(&FieldRef, &ArrayRef, &FieldRef) -> Result<ArrayRef>,
+) -> Result<ArrayRef> {
+    let values = child(field, list.values(), out)?;
+    Ok(Arc::new(GenericListArray::<O>::try_new(
+        Arc::clone(out),
+        list.offsets().clone(),
+        values,
+        list.nulls().cloned(),
+    )?))
 }

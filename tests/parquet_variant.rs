@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{conformance_dir, parquet_schema_text, scratch_dir, split_variant_file};
+use common::{
+    assert_schema_lines, conformance_dir, parquet_schema_text, schema_text, scratch_dir,
+    split_variant_file,
+};
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, Int64Array, RecordBatch, StringArray, StructArray,
 };
@@ -1073,8 +1076,6 @@ async fn slt_fixtures_are_current() {
 /// error, not a wrong value: also a field beside one in a struct (the struct is read whole).
 #[tokio::test]
 async fn encrypted_writes_annotate_variants_with_the_spec_version() {
-    use parquet::encryption::decrypt::FileDecryptionProperties;
-    use parquet::file::metadata::ParquetMetaDataReader;
     const KEY: &str = "30313233343536373839303132333435"; // b"0123456789012345"
     let dir = scratch_dir("parquet-variant-test", "encrypted");
     let path = dir.join("e.parquet");
@@ -1090,31 +1091,16 @@ async fn encrypted_writes_annotate_variants_with_the_spec_version() {
         path.display()
     );
     ctx.sql(&sql).await.unwrap().collect().await.unwrap();
-    let decryption = FileDecryptionProperties::builder(b"0123456789012345".to_vec())
-        .build()
-        .unwrap();
-    let metadata = ParquetMetaDataReader::new()
-        .with_decryption_properties(Some(decryption))
-        .parse_and_finish(&File::open(&path).unwrap())
-        .unwrap();
-    let mut text = Vec::new();
-    parquet::schema::printer::print_schema(
-        &mut text,
-        metadata.file_metadata().schema_descr().root_schema(),
+    assert_schema_lines(
+        &schema_text(&decrypted_schema(&path)),
+        &[
+            "REQUIRED group v (VARIANT(Some(1))) {",
+            "OPTIONAL group v (VARIANT(Some(1))) {",
+            "OPTIONAL BYTE_ARRAY typed_value (STRING);",
+            "OPTIONAL FIXED_LEN_BYTE_ARRAY (12) iv (INTERVAL);",
+            "REQUIRED FIXED_LEN_BYTE_ARRAY (12) iv (INTERVAL);",
+        ],
     );
-    let text = String::from_utf8(text).unwrap();
-    for line in [
-        "REQUIRED group v (VARIANT(Some(1))) {",
-        "OPTIONAL group v (VARIANT(Some(1))) {",
-        "OPTIONAL BYTE_ARRAY typed_value (STRING);",
-        "OPTIONAL FIXED_LEN_BYTE_ARRAY (12) iv (INTERVAL);",
-        "REQUIRED FIXED_LEN_BYTE_ARRAY (12) iv (INTERVAL);",
-    ] {
-        assert!(
-            text.lines().any(|l| l.trim() == line),
-            "missing `{line}` in\n{text}"
-        );
-    }
     // without the key, the footer cannot be read
     assert!(SerializedFileReader::new(File::open(&path).unwrap()).is_err());
     let create = format!(
@@ -1162,8 +1148,6 @@ async fn encrypted_writes_annotate_variants_with_the_spec_version() {
 /// forgotten) is an error, not a file with part of the variant in the clear.
 #[tokio::test]
 async fn per_column_encryption_never_leaves_part_of_a_variant_unencrypted() {
-    use parquet::encryption::decrypt::FileDecryptionProperties;
-    use parquet::file::metadata::ParquetMetaDataReader;
     const FOOTER: &str = "30313233343536373839303132333435"; // b"0123456789012345"
     const COLUMN: &str = "31323334353637383930313233343530"; // b"1234567890123450"
     let dir = scratch_dir("parquet-variant-test", "column-keys");
@@ -1186,14 +1170,7 @@ async fn per_column_encryption_never_leaves_part_of_a_variant_unencrypted() {
         .collect()
         .await
         .unwrap();
-    let decryption = FileDecryptionProperties::builder(b"0123456789012345".to_vec())
-        .build()
-        .unwrap();
-    let metadata = ParquetMetaDataReader::new()
-        .with_decryption_properties(Some(decryption))
-        .parse_and_finish(&File::open(dir.join("keys.parquet")).unwrap())
-        .unwrap();
-    let schema = metadata.file_metadata().schema_descr();
+    let schema = decrypted_schema(&dir.join("keys.parquet"));
     let leaves: Vec<String> = (0..schema.num_columns())
         .map(|i| schema.column(i).path().string())
         .collect();
@@ -1217,4 +1194,18 @@ async fn per_column_encryption_never_leaves_part_of_a_variant_unencrypted() {
         );
         assert!(!dir.join(file).exists(), "{file} was left behind");
     }
+}
+
+/// The Parquet schema of the file at `path`, its footer encrypted with the key b"0123456789012345".
+fn decrypted_schema(path: &Path) -> parquet::schema::types::SchemaDescPtr {
+    use parquet::encryption::decrypt::FileDecryptionProperties;
+    use parquet::file::metadata::ParquetMetaDataReader;
+    let decryption = FileDecryptionProperties::builder(b"0123456789012345".to_vec())
+        .build()
+        .unwrap();
+    let metadata = ParquetMetaDataReader::new()
+        .with_decryption_properties(Some(decryption))
+        .parse_and_finish(&File::open(path).unwrap())
+        .unwrap();
+    metadata.file_metadata().schema_descr_ptr()
 }

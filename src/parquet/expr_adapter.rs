@@ -30,7 +30,7 @@ use super::interval::{
     is_marked_interval,
 };
 use super::shredded_get::ShreddedGetExpr;
-use crate::arrow_nested::with_children_converted;
+use crate::arrow_nested::{holds_type, with_children_converted};
 use crate::functions::reads_shredded_input;
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_get::{GetMode, VariantGet};
@@ -128,40 +128,18 @@ fn declares_typed_value(data_type: &DataType) -> bool {
 
 /// True when `data_type` holds, inside it (in structs, lists and maps), a variant-shaped struct
 /// for which `test` is true.
-#[recursive::recursive]
 fn holds_variant(data_type: &DataType, test: &dyn Fn(&DataType) -> bool) -> bool {
-    match data_type {
-        DataType::Struct(children) => children.iter().any(|f| {
-            if has_variant_shape(f.data_type()) {
-                test(f.data_type())
-            } else {
-                holds_variant(f.data_type(), test)
-            }
-        }),
-        DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => {
-            if has_variant_shape(f.data_type()) {
-                test(f.data_type())
-            } else {
-                holds_variant(f.data_type(), test)
-            }
-        }
-        _ => false,
-    }
+    let inside = |t: &DataType| t != data_type && has_variant_shape(t) && test(t);
+    holds_type(data_type, &inside)
 }
 
 /// True when `data_type` holds (in structs, lists, maps) an interval that is not
 /// `Interval(MonthDayNano)`: what the parquet crate makes of `INTERVAL`, months or days dropped.
-#[recursive::recursive]
 fn holds_lossy_interval(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Interval(unit) => unit != &IntervalUnit::MonthDayNano,
-        DataType::Struct(fields) => fields.iter().any(|f| holds_lossy_interval(f.data_type())),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => holds_lossy_interval(f.data_type()),
-        _ => false,
-    }
+    holds_type(
+        data_type,
+        &|t| matches!(t, DataType::Interval(unit) if unit != &IntervalUnit::MonthDayNano),
+    )
 }
 
 /// The top-level columns of `schema` that hold variants.

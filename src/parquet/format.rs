@@ -39,9 +39,10 @@ use super::sink::{VariantParquetSink, has_variant_column};
 use super::source::VariantParquetSource;
 use super::staged::stage;
 use super::variant_columns::{
-    VariantColumns, changed_fields, collect_variant_columns, with_fields_changed,
-    with_unshredded_variant_types, with_variant_extension,
+    VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
+    with_variant_extension,
 };
+use crate::arrow_nested::with_inner_fields_changed;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,
 };
@@ -441,7 +442,7 @@ fn with_variant_shaped_fields(schema: &SchemaRef) -> SchemaRef {
 /// nothing changes.
 #[recursive::recursive]
 fn marked_field(field: &FieldRef) -> Option<FieldRef> {
-    let inner = marked_type(field.data_type());
+    let inner = with_inner_fields_changed(field.data_type(), marked_field);
     let data_type = inner.as_ref().unwrap_or(field.data_type());
     // (not over another extension)
     let mark = !field.metadata().contains_key(EXTENSION_NAME_KEY)
@@ -458,31 +459,12 @@ fn marked_field(field: &FieldRef) -> Option<FieldRef> {
     Some(Arc::new(out))
 }
 
-/// `data_type` with the variant-shaped fields inside it marked; None when nothing changes.
-fn marked_type(data_type: &DataType) -> Option<DataType> {
-    Some(match data_type {
-        DataType::Struct(children) => DataType::Struct(changed_fields(children, marked_field)?),
-        DataType::List(f) => DataType::List(marked_field(f)?),
-        DataType::LargeList(f) => DataType::LargeList(marked_field(f)?),
-        DataType::ListView(f) => DataType::ListView(marked_field(f)?),
-        DataType::LargeListView(f) => DataType::LargeListView(marked_field(f)?),
-        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(marked_field(f)?, *n),
-        DataType::Map(f, sorted) => DataType::Map(marked_field(f)?, *sorted),
-        _ => return None,
-    })
-}
-
 /// `field` with the entries of every map in it (at any depth) named as the Parquet format names
 /// them (`key_value { key, value }`); None when nothing changes. (A file's maps are read with the
 /// table's names by a cast, which takes the entries' fields by position.)
 #[recursive::recursive]
 fn map_entries_named(field: &FieldRef) -> Option<FieldRef> {
     let data_type = match field.data_type() {
-        DataType::Struct(children) => {
-            DataType::Struct(changed_fields(children, map_entries_named)?)
-        }
-        DataType::List(f) => DataType::List(map_entries_named(f)?),
-        DataType::LargeList(f) => DataType::LargeList(map_entries_named(f)?),
         DataType::Map(entries, sorted) => {
             let DataType::Struct(key_value) = entries.data_type() else {
                 return None;
@@ -509,7 +491,7 @@ fn map_entries_named(field: &FieldRef) -> Option<FieldRef> {
                 .with_data_type(DataType::Struct(renamed.into()));
             DataType::Map(Arc::new(entries), *sorted)
         }
-        _ => return None,
+        other => with_inner_fields_changed(other, map_entries_named)?,
     };
     Some(Arc::new(field.as_ref().clone().with_data_type(data_type)))
 }

@@ -50,7 +50,7 @@ use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion_datasource::PartitionedFile;
 
 use super::rebuilt_group;
-use crate::arrow_nested::with_children_converted;
+use crate::arrow_nested::{holds_type, with_children_converted, with_inner_fields_changed};
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::basic::{ConvertedType, Type as PhysicalType};
@@ -78,16 +78,8 @@ pub(crate) fn interval_columns(schema: &Schema) -> Arc<[String]> {
 }
 
 /// True when `data_type` is `Interval(MonthDayNano)` or holds one (in structs, lists, maps).
-#[recursive::recursive]
 pub(crate) fn holds_interval(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Struct(fields) => fields.iter().any(|f| holds_interval(f.data_type())),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => holds_interval(f.data_type()),
-        other => other == &INTERVAL_TYPE,
-    }
+    holds_type(data_type, &|t| t == &INTERVAL_TYPE)
 }
 
 /// `stats` without the minimum, maximum and sum of the `Interval(MonthDayNano)` columns of
@@ -483,22 +475,14 @@ pub(crate) fn interval_bytes(column: &ArrayRef, name: &str) -> Result<ArrayRef> 
 /// as the `INTERVAL` bytes' type, `FixedSizeBinary(12)`.
 #[recursive::recursive]
 pub(crate) fn interval_bytes_type(data_type: &DataType) -> DataType {
-    let retyped = |f: &FieldRef| {
-        Arc::new(
-            f.as_ref()
-                .clone()
-                .with_data_type(interval_bytes_type(f.data_type())),
-        )
-    };
-    match data_type {
-        &INTERVAL_TYPE => INTERVAL_BYTES_TYPE,
-        DataType::Struct(fields) => DataType::Struct(fields.iter().map(retyped).collect()),
-        DataType::List(f) => DataType::List(retyped(f)),
-        DataType::LargeList(f) => DataType::LargeList(retyped(f)),
-        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(retyped(f), *n),
-        DataType::Map(f, sorted) => DataType::Map(retyped(f), *sorted),
-        other => other.clone(),
+    if data_type == &INTERVAL_TYPE {
+        return INTERVAL_BYTES_TYPE;
     }
+    let retyped = |f: &FieldRef| {
+        let bytes = interval_bytes_type(f.data_type());
+        (&bytes != f.data_type()).then(|| Arc::new(f.as_ref().clone().with_data_type(bytes)))
+    };
+    with_inner_fields_changed(data_type, retyped).unwrap_or_else(|| data_type.clone())
 }
 
 /// `column` (of the column `name`) with the `Interval(MonthDayNano)` values in it (itself, or in
@@ -507,28 +491,27 @@ pub(crate) fn interval_bytes_type(data_type: &DataType) -> DataType {
 /// its fields' values, and a list's values outside its rows' ranges are dropped.
 #[recursive::recursive]
 pub(crate) fn intervals_as_bytes(column: &ArrayRef, name: &str) -> Result<ArrayRef> {
-    let out = interval_bytes_type(column.data_type());
-    match column.data_type() {
-        &INTERVAL_TYPE => interval_bytes(column, name),
-        DataType::Struct(_) => {
-            let nulls = column.nulls();
-            with_children_converted(column, &out, |_, c, _| {
-                intervals_as_bytes(&with_ancestor_nulls(c, nulls)?, name)
-            })
-        }
-        DataType::List(_) => {
-            let trimmed: ArrayRef = Arc::new(trimmed_list(column.as_list::<i32>()));
-            with_children_converted(&trimmed, &out, |_, c, _| intervals_as_bytes(c, name))
-        }
-        DataType::LargeList(_) => {
-            let trimmed: ArrayRef = Arc::new(trimmed_list(column.as_list::<i64>()));
-            with_children_converted(&trimmed, &out, |_, c, _| intervals_as_bytes(c, name))
-        }
-        DataType::FixedSizeList(..) | DataType::Map(..) => {
-            with_children_converted(column, &out, |_, c, _| intervals_as_bytes(c, name))
-        }
-        _ => Ok(Arc::clone(column)),
+    if column.data_type() == &INTERVAL_TYPE {
+        return interval_bytes(column, name);
     }
+    if !holds_interval(column.data_type()) {
+        return Ok(Arc::clone(column));
+    }
+    let out = interval_bytes_type(column.data_type());
+    let nulls = column.nulls();
+    let column: ArrayRef = match column.data_type() {
+        DataType::List(_) => Arc::new(trimmed_list(column.as_list::<i32>())),
+        DataType::LargeList(_) => Arc::new(trimmed_list(column.as_list::<i64>())),
+        _ => Arc::clone(column),
+    };
+    with_children_converted(&column, &out, |f, c, _| match f.data_type() {
+        // (the fields of a struct under its nulls; no other column's bytes are touched)
+        t if !holds_interval(t) => Ok(Arc::clone(c)),
+        _ if matches!(column.data_type(), DataType::Struct(_)) => {
+            intervals_as_bytes(&with_ancestor_nulls(c, nulls)?, name)
+        }
+        _ => intervals_as_bytes(c, name),
+    })
 }
 
 /// `child` with the nulls of its parent struct (`nulls`) added to its own.

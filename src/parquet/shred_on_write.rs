@@ -233,7 +233,9 @@ fn find_variant(schema: &Schema, name: &str) -> Result<(usize, Vec<String>)> {
     let mut path = Vec::with_capacity(segments.len());
     for segment in segments {
         let child = match field.data_type() {
-            DataType::Struct(children) => find_field(children, &segment),
+            DataType::Struct(children) => {
+                find_field(children, &segment).map(|i| children[i].as_ref())
+            }
             DataType::List(element) | DataType::LargeList(element)
                 if segment.eq_ignore_ascii_case("element") =>
             {
@@ -275,16 +277,16 @@ fn find_variant(schema: &Schema, name: &str) -> Result<(usize, Vec<String>)> {
     Ok((index, path))
 }
 
-/// The field of `fields` named `name`, exactly or else ignoring case (when only one matches).
-fn find_field<'a>(fields: &'a Fields, name: &str) -> Option<&'a Field> {
-    if let Some((_, f)) = fields.find(name) {
-        return Some(f.as_ref());
+/// The index of the field of `fields` named `name`, exactly or else ignoring case (when only one
+/// matches).
+fn find_field(fields: &Fields, name: &str) -> Option<usize> {
+    if let Some((i, _)) = fields.find(name) {
+        return Some(i);
     }
-    let mut matches = fields
-        .iter()
-        .filter(|f| f.name().eq_ignore_ascii_case(name));
+    let mut matches =
+        (fields.iter().enumerate()).filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
     let first = matches.next()?;
-    matches.next().is_none().then_some(first.as_ref())
+    matches.next().is_none().then_some(first.0)
 }
 
 datafusion::common::extensions_options! {
@@ -362,13 +364,5 @@ fn shredded_column_name(key: &str) -> Option<&str> {
 }
 
 fn find_column(schema: &Schema, name: &str) -> Option<usize> {
-    schema.index_of(name).ok().or_else(|| {
-        let mut matches = schema
-            .fields()
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.name().eq_ignore_ascii_case(name));
-        let first = matches.next()?;
-        matches.next().is_none().then_some(first.0)
-    })
+    find_field(schema.fields(), name)
 }

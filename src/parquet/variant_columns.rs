@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
+pub(crate) use crate::arrow_nested::changed_fields;
+use crate::arrow_nested::with_inner_fields_changed;
 use crate::codec::{JsonParser, Value, Variant, VariantBuilder};
 use crate::variant_array::{has_variant_shape, is_variant_field, variant_extension_metadata};
 
@@ -147,11 +149,7 @@ fn unshredded_field(field: &FieldRef) -> Option<FieldRef> {
             ]));
             return (field.data_type() != &unshredded).then(|| changed(unshredded))?;
         }
-        DataType::Struct(children) => DataType::Struct(changed_fields(children, unshredded_field)?),
-        DataType::List(f) => DataType::List(unshredded_field(f)?),
-        DataType::LargeList(f) => DataType::LargeList(unshredded_field(f)?),
-        DataType::Map(f, sorted) => DataType::Map(unshredded_field(f)?, *sorted),
-        _ => return None,
+        other => with_inner_fields_changed(other, unshredded_field)?,
     };
     changed(data_type)
 }
@@ -166,21 +164,6 @@ pub(crate) fn with_fields_changed(
         Some(fields) => Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
         None => Arc::clone(schema),
     }
-}
-
-/// `fields` with each field for which `change` gives a new one replaced; None when it gives
-/// none.
-pub(crate) fn changed_fields(
-    fields: &Fields,
-    mut change: impl FnMut(&FieldRef) -> Option<FieldRef>,
-) -> Option<Fields> {
-    let changed: Vec<Option<FieldRef>> = fields.iter().map(&mut change).collect();
-    if changed.iter().all(Option::is_none) {
-        return None;
-    }
-    let fields = (changed.into_iter().zip(fields.iter()))
-        .map(|(new, old)| new.unwrap_or_else(|| Arc::clone(old)));
-    Some(fields.collect())
 }
 
 #[cfg(test)]

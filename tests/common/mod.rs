@@ -739,16 +739,24 @@ pub fn parquet_schema_text(path: &std::path::Path) -> String {
     let reader =
         parquet::file::reader::SerializedFileReader::new(std::fs::File::open(path).unwrap())
             .unwrap();
+    schema_text(reader.metadata().file_metadata().schema_descr())
+}
+
+/// A Parquet schema as the parquet crate prints it.
+pub fn schema_text(schema: &parquet::schema::types::SchemaDescriptor) -> String {
     let mut out = Vec::new();
-    parquet::schema::printer::print_schema(
-        &mut out,
-        reader
-            .metadata()
-            .file_metadata()
-            .schema_descr()
-            .root_schema(),
-    );
+    parquet::schema::printer::print_schema(&mut out, schema.root_schema());
     String::from_utf8(out).unwrap()
+}
+
+/// Asserts that `text` (a printed Parquet schema) has each of `lines`, leading spaces aside.
+pub fn assert_schema_lines(text: &str, lines: &[&str]) {
+    for line in lines {
+        assert!(
+            text.lines().any(|l| l.trim() == *line),
+            "missing `{line}` in\n{text}"
+        );
+    }
 }
 
 /// The batches of the Parquet file at `path` as the parquet crate's Arrow reader reads them: the
