@@ -13,15 +13,15 @@ use datafusion::common::{Result, exec_err};
 
 use super::codec_err;
 use super::reassemble::{
-    Bytes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, ShreddedRows, Typed, is_shredded,
-    residual_object,
+    Bytes, FieldSizes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, ShreddedRows, Typed,
+    is_shredded, residual_object,
 };
 use crate::codec::format::{write_i64, write_json_bytes};
 use crate::codec::json_write::{KeyText, write_in_row, write_raw_value};
 use crate::codec::raw::{RawChildren, RawLayout, compare_keys};
 use crate::codec::{
-    EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone, Unreadable, VariantError,
-    basic_type, value_size,
+    EMPTY_METADATA, JsonRowWriter, Metadata, ObjectView, SessionTimeZone, Unreadable, basic_type,
+    value_size,
 };
 
 /// One field of an object being written: a shredded one, or one of the residual object's
@@ -215,7 +215,7 @@ impl<'k> JsonWriter<'k, '_> {
         // Each residual value is read within the bytes the earlier ones left of the object's
         // data, so that fields sharing bytes cannot make the walk longer than the input; the
         // fields a shredded one overrides are counted too (as the reassembly checks them).
-        let mut left = children.data_len();
+        let mut sizes = FieldSizes::new(children.data_len());
         // The checked view of the residual, made at the first field the byte-level reader
         // cannot read (once: each such field then costs only its own bytes).
         let mut checked: Option<ObjectView<'k>> = None;
@@ -237,11 +237,11 @@ impl<'k> JsonWriter<'k, '_> {
             let mark = out.len();
             let read = if overridden {
                 children
-                    .child_within(j, left)
+                    .child_within(j, sizes.left())
                     .and_then(|child| value_size(child).map_err(|_| Unreadable))
             } else {
                 keys.write_field_name(out, id, first)
-                    .and_then(|()| children.child_within(j, left))
+                    .and_then(|()| children.child_within(j, sizes.left()))
                     .and_then(|child| write_raw_value(out, keys, child, self.tz, 0))
             };
             let size = match read {
@@ -265,9 +265,7 @@ impl<'k> JsonWriter<'k, '_> {
                     value.len()
                 }
             };
-            left = left
-                .checked_sub(size)
-                .ok_or_else(|| codec_err(VariantError::Malformed(OVERLAPPING.into())))?;
+            sizes.take(j, size)?;
             if !overridden {
                 first = false;
             }
@@ -356,9 +354,6 @@ impl<'k> JsonWriter<'k, '_> {
     }
 }
 
-/// What [`JsonWriter::merged`] reports when a residual object's fields overlap.
-const OVERLAPPING: &str = "object fields overlap";
-
 /// The fields of `residual` when it is an object the byte-level reader can read, its keys in
 /// the checked region of `keys` and strictly increasing.
 fn residual_fields<'k>(keys: &KeyText<'k>, residual: &'k [u8]) -> Option<RawChildren<'k>> {
@@ -422,18 +417,18 @@ pub fn shredded_to_json(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use datafusion::arrow::array::{AsArray, BinaryArray, Int64Array};
     use datafusion::arrow::datatypes::{DataType, Field};
 
     use super::*;
 
     /// Metadata with the keys `a`, `b`, `c` (unsorted flag off).
-    const METADATA: &[u8] = &[0x01, 3, 0, 1, 2, 3, b'a', b'b', b'c'];
+    pub(in crate::shredding) const METADATA: &[u8] = &[0x01, 3, 0, 1, 2, 3, b'a', b'b', b'c'];
 
     /// An object of one-byte ids and offsets whose fields are stored in the order given, each
     /// an INT8.
-    fn object(fields: &[(u8, i8)]) -> Vec<u8> {
+    pub(in crate::shredding) fn object(fields: &[(u8, i8)]) -> Vec<u8> {
         let mut out = vec![0x02, fields.len() as u8];
         out.extend(fields.iter().map(|(id, _)| *id));
         out.extend((0..=fields.len()).map(|n| 2 * n as u8));
@@ -444,7 +439,10 @@ mod tests {
     }
 
     /// Rows of `{metadata, value: residual object, typed_value: {b: {value, typed_value}}}`.
-    fn column(residuals: Vec<Vec<u8>>, b: Vec<Option<i64>>) -> StructArray {
+    pub(in crate::shredding) fn column(
+        residuals: Vec<Vec<u8>>,
+        b: Vec<Option<i64>>,
+    ) -> StructArray {
         column_with(METADATA, residuals, b)
     }
 

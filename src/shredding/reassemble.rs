@@ -270,17 +270,56 @@ pub(super) fn residual_object<'k>(
     meta: Metadata<'k>,
     residual: &'k [u8],
 ) -> Result<ObjectView<'k>> {
+    let obj = residual_view(meta, residual)?;
+    obj.check_field_sizes().map_err(codec_err)?;
+    Ok(obj)
+}
+
+/// [`residual_object`] without the check that its fields fit in its data together: for a
+/// caller that sizes every field itself as it reads them ([`FieldSizes`]).
+fn residual_view<'k>(meta: Metadata<'k>, residual: &'k [u8]) -> Result<ObjectView<'k>> {
     match Variant::with_metadata(meta, residual)
         .get()
         .map_err(codec_err)?
     {
-        Value::Object(obj) => {
-            obj.check_field_sizes().map_err(codec_err)?;
-            Ok(obj)
-        }
+        Value::Object(obj) => Ok(obj),
         _ => exec_err!(
             "invalid shredded variant: typed_value is an object but value is not an object"
         ),
+    }
+}
+
+/// The bytes an object's fields have left of its data, counted down field by field: fields
+/// sharing bytes run out, so that a walk over every field costs at most the object's size
+/// (what [`ObjectView::check_field_sizes`] checks in a pass of its own).
+pub(super) struct FieldSizes {
+    data: usize,
+    left: usize,
+}
+
+impl FieldSizes {
+    /// For an object of `data` bytes of field data.
+    pub(super) fn new(data: usize) -> Self {
+        FieldSizes { data, left: data }
+    }
+
+    /// The bytes left for the fields not yet counted.
+    #[inline]
+    pub(super) fn left(&self) -> usize {
+        self.left
+    }
+
+    /// Counts field `j`, of `size` bytes: an error when the fields so far need more than the
+    /// data holds.
+    #[inline]
+    pub(super) fn take(&mut self, j: usize, size: usize) -> Result<()> {
+        self.left = self.left.checked_sub(size).ok_or_else(|| {
+            codec_err(VariantError::Malformed(format!(
+                "the fields of an object overlap: field {j} ends past {} bytes of field data",
+                self.data
+            )))
+        })?;
+        Ok(())
     }
 }
 
@@ -585,7 +624,9 @@ enum Written {
 
 impl<'k> Writer<'k> {
     /// Appends the value of `group` at row `i` to `out` (nothing when it is missing).
-    #[recursive::recursive]
+    /// (The recursion goes through [`Self::object`] and [`Self::array`], which guard the stack,
+    /// not through each field and primitive.)
+    #[inline]
     fn group(
         &mut self,
         meta: Metadata<'k>,
@@ -614,28 +655,42 @@ impl<'k> Writer<'k> {
                 p.write(i, out);
                 Ok(Ok(Written::Value))
             }
-            Typed::Array(lists, element) => {
-                let mut base = self.take_bytes(depth);
-                let mut ranges = std::mem::take(&mut self.scratch.ranges[depth]);
-                ranges.clear();
-                for j in lists.range(i) {
-                    let start = base.len();
-                    match self.group(meta, element, j, &mut base, depth + 1)? {
-                        Ok(Written::Value) => {}
-                        // a missing element reads as a variant null
-                        Ok(Written::Missing) => base.push(0),
-                        Err(e) => return Ok(Err(e)),
-                    }
-                    ranges.push(start..base.len());
-                }
-                write_array(out, &base, &ranges);
-                self.scratch.bytes[depth] = base;
-                self.scratch.ranges[depth] = ranges;
-                Ok(Ok(Written::Value))
-            }
+            Typed::Array(lists, element) => self.array(meta, lists, element, i, out, depth),
         }
     }
 
+    /// Appends the shredded array of row `i`.
+    #[recursive::recursive]
+    fn array(
+        &mut self,
+        meta: Metadata<'k>,
+        lists: &Lists<'k>,
+        element: &'k GroupPlan<'k>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<std::result::Result<Written, KeyNotInMetadata>> {
+        let mut base = self.take_bytes(depth);
+        let mut ranges = std::mem::take(&mut self.scratch.ranges[depth]);
+        ranges.clear();
+        for j in lists.range(i) {
+            let start = base.len();
+            match self.group(meta, element, j, &mut base, depth + 1)? {
+                Ok(Written::Value) => {}
+                // a missing element reads as a variant null
+                Ok(Written::Missing) => base.push(0),
+                Err(e) => return Ok(Err(e)),
+            }
+            ranges.push(start..base.len());
+        }
+        write_array(out, &base, &ranges);
+        self.scratch.bytes[depth] = base;
+        self.scratch.ranges[depth] = ranges;
+        Ok(Ok(Written::Value))
+    }
+
+    /// Appends the object of row `i`: its shredded fields and its residual's, in name order.
+    #[recursive::recursive]
     fn object(
         &mut self,
         meta: Metadata<'k>,
@@ -664,7 +719,8 @@ impl<'k> Writer<'k> {
             entries.push((field.name.as_bytes(), id, start..base.len()));
         }
         if let Some(residual) = residual {
-            let obj = residual_object(meta, residual)?;
+            let obj = residual_view(meta, residual)?;
+            let mut sizes = FieldSizes::new(obj.data_len());
             let shredded = entries.len();
             // while the residual's keys increase (as the spec requires), a cursor over the
             // shredded names finds the overridden ones
@@ -681,11 +737,13 @@ impl<'k> Writer<'k> {
                 } else {
                     is_shredded(fields, key)
                 };
+                // (an overridden field is sized too, as the reassembly of any reader checks it)
+                let child = obj.value(j).map_err(codec_err)?;
+                let bytes = child.exact_value_bytes().map_err(codec_err)?;
+                sizes.take(j, bytes.len())?;
                 if overridden {
                     continue;
                 }
-                let child = obj.value(j).map_err(codec_err)?;
-                let bytes = child.exact_value_bytes().map_err(codec_err)?;
                 let start = base.len();
                 base.extend_from_slice(bytes);
                 entries.push((
@@ -828,6 +886,35 @@ mod tests {
             out.column_by_name("metadata").unwrap().to_data(),
             input.column_by_name("metadata").unwrap().to_data()
         );
+    }
+
+    /// Residual fields are copied in name order beside the shredded `b`, which overrides a
+    /// residual `b`; fields that share bytes, or point past the data, are refused, the
+    /// overridden one too (copying fields that share bytes could make the output exponential).
+    #[test]
+    fn residual_fields_are_merged_and_sized() {
+        use super::super::json::tests::{column, object};
+        let (a, b, c) = (0, 1, 2);
+        let input = column(
+            vec![object(&[(c, 1), (a, 2)]), object(&[(a, 2), (b, 9)])],
+            vec![Some(5), None],
+        );
+        let out = reassemble(&input).unwrap().unwrap();
+        assert_eq!(json_rows(&out), [r#"{"a":2,"b":5,"c":1}"#, r#"{"a":2}"#]);
+        for residual in [
+            // `a` and `c` both at offset 0 of a two-byte data region
+            vec![0x02, 2, 0, 2, 0, 0, 2, 0x0C, 1],
+            // `b` (overridden) shares `a`'s bytes
+            vec![0x02, 2, 0, 1, 0, 0, 2, 0x0C, 1],
+            // `b` (overridden) points past the data
+            vec![0x02, 2, 0, 1, 0, 9, 2, 0x0C, 1],
+        ] {
+            let err = reassemble(&column(vec![residual.clone()], vec![Some(5)])).unwrap_err();
+            assert!(
+                err.to_string().contains("malformed variant"),
+                "{residual:?}: {err}"
+            );
+        }
     }
 
     /// A shredded name missing from a row's metadata (an invalid file): no reuse here, and
