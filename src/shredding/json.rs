@@ -265,7 +265,7 @@ impl<'k> JsonWriter<'k, '_> {
                     value.len()
                 }
             };
-            sizes.take(j, size)?;
+            sizes.take(j, size).map_err(codec_err)?;
             if !overridden {
                 first = false;
             }

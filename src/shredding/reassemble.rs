@@ -312,12 +312,12 @@ impl FieldSizes {
     /// Counts field `j`, of `size` bytes: an error when the fields so far need more than the
     /// data holds.
     #[inline]
-    pub(super) fn take(&mut self, j: usize, size: usize) -> Result<()> {
+    pub(super) fn take(&mut self, j: usize, size: usize) -> Result<(), VariantError> {
         self.left = self.left.checked_sub(size).ok_or_else(|| {
-            codec_err(VariantError::Malformed(format!(
+            VariantError::Malformed(format!(
                 "the fields of an object overlap: field {j} ends past {} bytes of field data",
                 self.data
-            )))
+            ))
         })?;
         Ok(())
     }
@@ -740,7 +740,7 @@ impl<'k> Writer<'k> {
                 // (an overridden field is sized too, as the reassembly of any reader checks it)
                 let child = obj.value(j).map_err(codec_err)?;
                 let bytes = child.exact_value_bytes().map_err(codec_err)?;
-                sizes.take(j, bytes.len())?;
+                sizes.take(j, bytes.len()).map_err(codec_err)?;
                 if overridden {
                     continue;
                 }

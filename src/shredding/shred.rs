@@ -23,6 +23,7 @@ use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, plan_err};
 
+use super::reassemble::FieldSizes;
 use crate::cast::from_arrow::UUID_EXTENSION_NAME;
 use crate::cast::target_type::sql_type_name;
 use crate::codec::{ObjectView, Value, Variant, VariantError, write_object};
@@ -398,22 +399,14 @@ fn shred_fields(
     // The fields' values, by their sizes, must fit in the object's data together (checked as
     // each is taken, before it is copied or shredded): values sharing bytes could otherwise make
     // the copies and the shredding longer than the input (see `ObjectView::check_field_sizes`).
-    let mut left = object.data_len();
-    let take = |left: &mut usize, size: usize| -> Result<()> {
-        *left = left.checked_sub(size).ok_or_else(|| {
-            codec_err(VariantError::Malformed(
-                "the fields of an object overlap".to_string(),
-            ))
-        })?;
-        Ok(())
-    };
+    let mut sizes = FieldSizes::new(object.data_len());
     let keep =
-        |j: usize, residual: &mut Vec<(u32, Range<usize>)>, left: &mut usize| -> Result<()> {
+        |j: usize, residual: &mut Vec<(u32, Range<usize>)>, sizes: &mut FieldSizes| -> Result<()> {
             let bytes = object
                 .value(j)
                 .and_then(|v| v.exact_value_bytes())
                 .map_err(codec_err)?;
-            take(left, bytes.len())?;
+            sizes.take(j, bytes.len()).map_err(codec_err)?;
             let start = bytes.as_ptr() as usize - base;
             let id = object.field_id(j).map_err(codec_err)? as u32;
             residual.push((id, start..start + bytes.len()));
@@ -425,7 +418,7 @@ fn shred_fields(
         let mut found = None;
         while j < n {
             match key(at(j))?.cmp(name) {
-                std::cmp::Ordering::Less => keep(at(j), &mut residual, &mut left)?,
+                std::cmp::Ordering::Less => keep(at(j), &mut residual, &mut sizes)?,
                 std::cmp::Ordering::Equal => {
                     found = Some(at(j));
                     j += 1;
@@ -438,17 +431,16 @@ fn shred_fields(
         match found {
             Some(k) => {
                 let value = object.value(k).map_err(codec_err)?;
-                take(
-                    &mut left,
-                    value.exact_value_bytes().map_err(codec_err)?.len(),
-                )?;
+                sizes
+                    .take(k, value.exact_value_bytes().map_err(codec_err)?.len())
+                    .map_err(codec_err)?;
                 children[f].append(value, scratch)?;
             }
             None => children[f].append_missing(),
         }
     }
     while j < n {
-        keep(at(j), &mut residual, &mut left)?;
+        keep(at(j), &mut residual, &mut sizes)?;
         j += 1;
     }
     Ok(residual)
