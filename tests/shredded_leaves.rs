@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use datafusion::arrow::array::AsArray;
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::path::Path as StorePath;
 use datafusion::object_store::{
@@ -256,7 +257,9 @@ async fn paths_read_only_their_leaves() {
         read("SELECT id FROM t WHERE v:a::bigint = 2").await,
         set(&["id", "v.typed_value.a.typed_value"])
     );
-    // the whole value: every leaf of the column
+    // the whole value: every leaf of the column but the `value`s beside a `typed_value` that
+    // hold nothing in the file (every `a` is a bigint, every `c` an array, no element holds
+    // fields other than `x` and `y`, every `y` and `e` is of its shredded type)
     let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
     let every_leaf: BTreeSet<String> = reader.metadata().row_groups()[0]
         .columns()
@@ -265,7 +268,45 @@ async fn paths_read_only_their_leaves() {
         .filter(|p| p.starts_with("v."))
         .collect();
     assert_eq!(every_leaf.len(), 15);
-    assert_eq!(read("SELECT to_json(v) FROM t").await, every_leaf);
+    let empty = set(&[
+        "v.typed_value.a.value",
+        "v.typed_value.c.value",
+        "v.typed_value.c.typed_value.list.element.value",
+        "v.typed_value.c.typed_value.list.element.typed_value.y.value",
+        "v.typed_value.d.typed_value.e.value",
+    ]);
+    assert!(empty.is_subset(&every_leaf));
+    let whole: BTreeSet<String> = every_leaf.difference(&empty).cloned().collect();
+    // read by a function that takes the shredded column as the file has it
+    assert_eq!(read("SELECT to_json(v) FROM t").await, whole);
+    // and by the reassembly, for the other uses
+    assert_eq!(
+        read("SELECT to_json(variant_strip_nulls(v)) FROM t").await,
+        whole
+    );
+    // with the same answers
+    let expected = [
+        r#"{"a":1,"b":"x","c":[{"x":10,"y":"p"}],"d":{"e":1.5}}"#,
+        r#"{"a":2,"b":7,"c":[],"d":{"e":2.5,"f":1}}"#,
+        r#"{"a":3,"b":"z","c":[{"x":"eleven"}],"zz":true}"#,
+    ];
+    for sql in [
+        "SELECT to_json(v) FROM t ORDER BY id",
+        "SELECT to_json(variant_strip_nulls(v)) FROM t ORDER BY id",
+    ] {
+        let batches = common::run(&ctx, sql).await;
+        let json: Vec<String> = batches
+            .iter()
+            .flat_map(|b| {
+                let column = b.column(0).as_string::<i32>();
+                column
+                    .iter()
+                    .map(|s| s.unwrap().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(json, expected, "{sql}");
+    }
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use datafusion::arrow::datatypes::{DataType, FieldRef, IntervalUnit, Schema, Sch
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Result, exec_err};
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::physical_expr::expressions::{Column, Literal};
+use datafusion::physical_expr::expressions::{CastExpr, Column, Literal};
 use datafusion::physical_expr::{PhysicalExpr, ScalarFunctionExpr};
 use datafusion::physical_expr_adapter::{
     DefaultPhysicalExprAdapterFactory, PhysicalExprAdapter, PhysicalExprAdapterFactory,
@@ -217,11 +217,28 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
             logical_for_inner,
             logical_file_schema.metadata().clone(),
         ));
+        let without_empty_residuals = self
+            .facts
+            .as_ref()
+            .map(|facts| {
+                relayout
+                    .keys()
+                    .filter_map(|name| {
+                        let file_type = physical_file_schema.field_with_name(name).ok()?;
+                        let clipped = facts
+                            .column(name)?
+                            .without_empty_residuals(file_type.data_type())?;
+                        Some((name.clone(), clipped))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Arc::new(VariantExprAdapter {
             inner: self
                 .inner
                 .create(logical_for_inner, Arc::clone(&physical_file_schema))?,
             relayout,
+            without_empty_residuals,
             intervals,
             physical_file_schema,
             facts: self.facts.clone(),
@@ -237,6 +254,10 @@ struct VariantExprAdapter {
     inner: Arc<dyn PhysicalExprAdapter>,
     /// Columns whose file layout differs from the table's, with the table's field.
     relayout: HashMap<String, FieldRef>,
+    /// The shredded columns of `relayout` whose whole values are read without the `value`
+    /// leaves that hold nothing in the file, with the type they are read as (see
+    /// [`ColumnFacts::without_empty_residuals`](super::facts::ColumnFacts::without_empty_residuals)).
+    without_empty_residuals: HashMap<String, DataType>,
     /// `INTERVAL` columns the file gives as their bytes.
     intervals: HashSet<String>,
     physical_file_schema: SchemaRef,
@@ -304,19 +325,40 @@ impl VariantExprAdapter {
 }
 
 impl VariantExprAdapter {
-    /// True when `expr` is a call of a function that reads shredded input directly
-    /// (`reads_shredded_input`) on a column this file shreds.
-    fn reads_shredded_as_is(&self, expr: &Arc<dyn PhysicalExpr>) -> bool {
+    /// `Some(expr)` when `expr` is a call of a function that reads shredded input directly
+    /// (`reads_shredded_input`) on a column this file shreds: the call, its column read as
+    /// [`Self::whole_value`] reads it.
+    fn reads_shredded_as_is(
+        &self,
+        expr: &Arc<dyn PhysicalExpr>,
+    ) -> Result<Option<Transformed<Arc<dyn PhysicalExpr>>>> {
         let Some(call) = expr.downcast_ref::<ScalarFunctionExpr>() else {
-            return false;
+            return Ok(None);
         };
         let [arg] = call.args() else {
-            return false;
+            return Ok(None);
         };
-        reads_shredded_input(call.fun())
-            && arg
-                .downcast_ref::<Column>()
-                .is_some_and(|c| self.relayout.contains_key(c.name()))
+        let Some(column) = arg.downcast_ref::<Column>() else {
+            return Ok(None);
+        };
+        if !reads_shredded_input(call.fun()) || !self.relayout.contains_key(column.name()) {
+            return Ok(None);
+        }
+        let read = self.whole_value(arg, column.name());
+        Ok(Some(if Arc::ptr_eq(&read, arg) {
+            Transformed::no(Arc::clone(expr))
+        } else {
+            Transformed::yes(Arc::clone(expr).with_new_children(vec![read])?)
+        }))
+    }
+
+    /// `column` (named `name`, a column this file lays out otherwise than the table) read
+    /// whole: through a cast that leaves out its empty `value` leaves, when it has some.
+    fn whole_value(&self, column: &Arc<dyn PhysicalExpr>, name: &str) -> Arc<dyn PhysicalExpr> {
+        match self.without_empty_residuals.get(name) {
+            Some(clipped) => Arc::new(CastExpr::new(Arc::clone(column), clipped.clone(), None)),
+            None => Arc::clone(column),
+        }
     }
 }
 
@@ -333,9 +375,13 @@ impl PhysicalExprAdapter for VariantExprAdapter {
                     let get: Arc<dyn PhysicalExpr> = Arc::new(get);
                     return Ok(Transformed::new(get, true, TreeNodeRecursion::Jump));
                 }
-                if self.reads_shredded_as_is(&e) {
+                if let Some(call) = self.reads_shredded_as_is(&e)? {
                     // the function takes the file's column as it is, without a reassembly
-                    return Ok(Transformed::new(e, false, TreeNodeRecursion::Jump));
+                    return Ok(Transformed::new(
+                        call.data,
+                        call.transformed,
+                        TreeNodeRecursion::Jump,
+                    ));
                 }
                 let Some(column) = e.downcast_ref::<Column>() else {
                     return Ok(Transformed::no(e));
@@ -348,7 +394,7 @@ impl PhysicalExprAdapter for VariantExprAdapter {
                 match self.relayout.get(column.name()) {
                     Some(field) => {
                         let relayout: Arc<dyn PhysicalExpr> = Arc::new(RelayoutVariant {
-                            child: Arc::clone(&e),
+                            child: self.whole_value(&e, column.name()),
                             field: Arc::clone(field),
                         });
                         Ok(Transformed::new(relayout, true, TreeNodeRecursion::Jump))

@@ -1,9 +1,11 @@
 //! What one Parquet file's footer says about its shredded variant columns: which residual
 //! `value` leaves hold nothing in the whole file. A path whose residuals are all empty is read
-//! from its typed leaf alone, without `value` and without `metadata`.
+//! from its typed leaf alone, without `value` and without `metadata`; a whole value is read
+//! without the empty `value` leaves beside a `typed_value` ([`ColumnFacts::without_empty_residuals`]).
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
-use datafusion::arrow::datatypes::Schema;
+use datafusion::arrow::datatypes::{DataType, Fields, Schema};
 use datafusion::parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 
 /// The facts of one file (see the module documentation).
@@ -86,6 +88,77 @@ impl ColumnFacts {
     /// the file.
     pub(crate) fn is_empty(&self, leaf: &[String]) -> bool {
         self.residuals.get(leaf).copied().unwrap_or(false)
+    }
+
+    /// `file_type` (the column's type in the file) without the `value` fields that hold nothing
+    /// in the file where a `typed_value` stays beside them (the spec lets a writer omit such a
+    /// `value`, so every reader of shredded columns takes the column so): reading the column
+    /// through a cast to it (DataFusion clips the Parquet read to the cast's fields) skips
+    /// those leaves, which cost their definition levels and null padding per row even though
+    /// they hold nothing. None when no leaf is left out.
+    pub(crate) fn without_empty_residuals(&self, file_type: &DataType) -> Option<DataType> {
+        let mut changed = false;
+        let clipped = self.clip_group(file_type, &mut Vec::new(), &mut changed);
+        changed.then_some(clipped)
+    }
+
+    /// `data_type` (a `{value, typed_value}` group, `metadata` beside them at the top, whose
+    /// Parquet path in the column is `path`) clipped.
+    fn clip_group(
+        &self,
+        data_type: &DataType,
+        path: &mut Vec<String>,
+        changed: &mut bool,
+    ) -> DataType {
+        let DataType::Struct(fields) = data_type else {
+            return data_type.clone();
+        };
+        let typed = fields.find("typed_value").is_some();
+        let mut kept = Vec::with_capacity(fields.len());
+        for field in fields.iter() {
+            path.push(field.name().clone());
+            match field.name().as_str() {
+                "value" if typed && self.is_empty(path) => *changed = true,
+                "typed_value" => {
+                    let t = self.clip_typed(field.data_type(), path, changed);
+                    kept.push(Arc::new(field.as_ref().clone().with_data_type(t)));
+                }
+                _ => kept.push(Arc::clone(field)),
+            }
+            path.pop();
+        }
+        DataType::Struct(Fields::from(kept))
+    }
+
+    /// A `typed_value` type clipped: the groups of an object's fields and of an array's
+    /// elements (Parquet names those `list.element`).
+    fn clip_typed(
+        &self,
+        data_type: &DataType,
+        path: &mut Vec<String>,
+        changed: &mut bool,
+    ) -> DataType {
+        match data_type {
+            DataType::Struct(fields) => {
+                let kept: Vec<_> = fields
+                    .iter()
+                    .map(|field| {
+                        path.push(field.name().clone());
+                        let t = self.clip_group(field.data_type(), path, changed);
+                        path.pop();
+                        Arc::new(field.as_ref().clone().with_data_type(t))
+                    })
+                    .collect();
+                DataType::Struct(Fields::from(kept))
+            }
+            DataType::List(element) => {
+                path.extend(["list".to_string(), "element".to_string()]);
+                let t = self.clip_group(element.data_type(), path, changed);
+                path.truncate(path.len() - 2);
+                DataType::List(Arc::new(element.as_ref().clone().with_data_type(t)))
+            }
+            _ => data_type.clone(),
+        }
     }
 
     /// True when some `value` leaf at or below `prefix` holds something in the file.
