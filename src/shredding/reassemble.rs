@@ -23,12 +23,13 @@ use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, exec_err};
 
-use super::codec_err;
+use super::{codec_err, stack_checked_every_few_levels};
 use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::format::write_json_bytes;
+use crate::codec::raw::{RawKeys, RawLayout};
 use crate::codec::{
     DEFAULT_MAX_DEPTH, Metadata, ObjectView, Value, Variant, VariantError, basic_type, primitive,
-    write_array, write_object,
+    value_size, write_array, write_object,
 };
 
 /// Binary bytes of any layout.
@@ -445,7 +446,9 @@ impl<'a> Validity<'a> {
 }
 
 impl<'a> GroupPlan<'a> {
-    /// The plan of `group`; its object fields take slots from `slots` on.
+    /// The plan of `group`; its object fields take slots from `slots` on. (Once per batch and
+    /// group, so each level checks the stack: schemas nest up to `DEFAULT_MAX_DEPTH` levels.)
+    #[recursive::recursive]
     pub(super) fn new(group: &'a StructArray, depth: usize, slots: &mut usize) -> Result<Self> {
         if depth > DEFAULT_MAX_DEPTH {
             return Err(codec_err(VariantError::DepthLimitExceeded(
@@ -690,8 +693,21 @@ impl<'k> Writer<'k> {
     }
 
     /// Appends the object of row `i`: its shredded fields and its residual's, in name order.
-    #[recursive::recursive]
     fn object(
+        &mut self,
+        meta: Metadata<'k>,
+        fields: &'k [ObjectField<'k>],
+        residual: Option<&'k [u8]>,
+        i: usize,
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<std::result::Result<Written, KeyNotInMetadata>> {
+        stack_checked_every_few_levels(depth, || {
+            self.object_level(meta, fields, residual, i, out, depth)
+        })
+    }
+
+    fn object_level(
         &mut self,
         meta: Metadata<'k>,
         fields: &'k [ObjectField<'k>],
@@ -718,48 +734,30 @@ impl<'k> Writer<'k> {
             };
             entries.push((field.name.as_bytes(), id, start..base.len()));
         }
+        let shredded = entries.len();
+        // the residual's fields follow the shredded ones in `entries`, in name order unless the
+        // residual's keys are out of order (an invalid value, whose fields are then sorted)
+        let mut in_order = true;
         if let Some(residual) = residual {
-            let obj = residual_view(meta, residual)?;
-            let mut sizes = FieldSizes::new(obj.data_len());
-            let shredded = entries.len();
-            // while the residual's keys increase (as the spec requires), a cursor over the
-            // shredded names finds the overridden ones
-            let (mut in_order, mut cursor, mut previous) = (true, 0, None);
-            for j in 0..obj.len() {
-                let key = obj.key_bytes(j).map_err(codec_err)?;
-                in_order &= previous.is_none_or(|p| p < key);
-                previous = Some(key);
-                let overridden = if in_order {
-                    while fields.get(cursor).is_some_and(|f| f.name.as_bytes() < key) {
-                        cursor += 1;
-                    }
-                    fields.get(cursor).is_some_and(|f| f.name.as_bytes() == key)
-                } else {
-                    is_shredded(fields, key)
-                };
-                // (an overridden field is sized too, as the reassembly of any reader checks it)
-                let child = obj.value(j).map_err(codec_err)?;
-                let bytes = child.exact_value_bytes().map_err(codec_err)?;
-                sizes.take(j, bytes.len()).map_err(codec_err)?;
-                if overridden {
-                    continue;
-                }
-                let start = base.len();
-                base.extend_from_slice(bytes);
-                entries.push((
-                    key,
-                    obj.field_id(j).map_err(codec_err)? as u32,
-                    start..base.len(),
-                ));
-            }
-            if entries.len() > shredded && shredded > 0 {
-                // two sorted runs when the residual is in order, which the stable sort merges
-                entries.sort_by(|a, b| a.0.cmp(b.0));
+            let mark = base.len();
+            if !raw_residual_fields(meta, fields, residual, &mut base, &mut entries) {
+                // what the byte-level reader cannot read, read with the checked views (which
+                // give the precise error)
+                base.truncate(mark);
+                entries.truncate(shredded);
+                in_order =
+                    checked_residual_fields(meta, fields, residual, &mut base, &mut entries)?;
             }
         }
         let mut ids = std::mem::take(&mut self.scratch.ids);
         ids.clear();
-        ids.extend(entries.iter().map(|(_, id, range)| (*id, range.clone())));
+        if in_order {
+            merge_entries(&entries, shredded, &mut ids);
+        } else {
+            // (stable: duplicate keys of invalid input keep one order)
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            ids.extend(entries.iter().map(|(_, id, range)| (*id, range.clone())));
+        }
         write_object(out, &base, &ids);
         self.scratch.ids = ids;
         self.scratch.bytes[depth] = base;
@@ -779,6 +777,130 @@ impl<'k> Writer<'k> {
         b.clear();
         b
     }
+}
+
+/// Appends the fields of the residual object `residual` that the shredded `fields` do not
+/// override to `base` and `entries`, read byte by byte: false (with some perhaps appended) when
+/// that reader cannot read them or their keys are not strictly increasing. Every field is sized
+/// within what the earlier ones left of the object's data (see [`FieldSizes`]), overridden ones
+/// too, as the checked reading does.
+fn raw_residual_fields<'k>(
+    meta: Metadata<'k>,
+    fields: &[ObjectField<'_>],
+    residual: &'k [u8],
+    base: &mut Vec<u8>,
+    entries: &mut Vec<Entry<'k>>,
+) -> bool {
+    if residual
+        .first()
+        .is_none_or(|h| h & 0x03 != basic_type::OBJECT)
+    {
+        return false;
+    }
+    let (Ok(children), Ok(keys)) = (
+        RawLayout::read(residual, true).and_then(|layout| layout.children(residual)),
+        RawKeys::new(meta.bytes()),
+    ) else {
+        return false;
+    };
+    let mut sizes = FieldSizes::new(children.data_len());
+    let (mut cursor, mut previous): (usize, Option<&[u8]>) = (0, None);
+    for j in 0..children.len() {
+        let Ok((id, key)) = children.id(j).and_then(|id| Ok((id, keys.key(id)?))) else {
+            return false;
+        };
+        if previous.is_some_and(|p| p >= key) {
+            return false;
+        }
+        previous = Some(key);
+        while fields.get(cursor).is_some_and(|f| f.name.as_bytes() < key) {
+            cursor += 1;
+        }
+        let overridden = fields.get(cursor).is_some_and(|f| f.name.as_bytes() == key);
+        let Some(child) = children
+            .child_within(j, sizes.left())
+            .ok()
+            .and_then(|child| Some(&child[..value_size(child).ok()?]))
+        else {
+            return false;
+        };
+        if sizes.take(j, child.len()).is_err() {
+            return false;
+        }
+        if !overridden {
+            let start = base.len();
+            base.extend_from_slice(child);
+            entries.push((key, id as u32, start..base.len()));
+        }
+    }
+    true
+}
+
+/// [`raw_residual_fields`] with the checked views: true when the residual's keys increase (the
+/// fields appended are then in name order).
+fn checked_residual_fields<'k>(
+    meta: Metadata<'k>,
+    fields: &[ObjectField<'_>],
+    residual: &'k [u8],
+    base: &mut Vec<u8>,
+    entries: &mut Vec<Entry<'k>>,
+) -> Result<bool> {
+    let obj = residual_view(meta, residual)?;
+    let mut sizes = FieldSizes::new(obj.data_len());
+    // while the residual's keys increase (as the spec requires), a cursor over the shredded
+    // names finds the overridden ones
+    let (mut in_order, mut cursor, mut previous) = (true, 0, None);
+    for j in 0..obj.len() {
+        let key = obj.key_bytes(j).map_err(codec_err)?;
+        in_order &= previous.is_none_or(|p| p < key);
+        previous = Some(key);
+        let overridden = if in_order {
+            while fields.get(cursor).is_some_and(|f| f.name.as_bytes() < key) {
+                cursor += 1;
+            }
+            fields.get(cursor).is_some_and(|f| f.name.as_bytes() == key)
+        } else {
+            is_shredded(fields, key)
+        };
+        // (an overridden field is sized too, as the reassembly of any reader checks it)
+        let child = obj.value(j).map_err(codec_err)?;
+        let bytes = child.exact_value_bytes().map_err(codec_err)?;
+        sizes.take(j, bytes.len()).map_err(codec_err)?;
+        if overridden {
+            continue;
+        }
+        let start = base.len();
+        base.extend_from_slice(bytes);
+        entries.push((
+            key,
+            obj.field_id(j).map_err(codec_err)? as u32,
+            start..base.len(),
+        ));
+    }
+    Ok(in_order)
+}
+
+/// The ids and byte ranges of `entries`, two runs in name order (`..split`, `split..`), merged
+/// into `ids` in name order (the first run first among equal names).
+fn merge_entries(entries: &[Entry<'_>], split: usize, ids: &mut Vec<(u32, Range<usize>)>) {
+    let id_range = |(_, id, range): &Entry<'_>| (*id, range.clone());
+    let (first, second) = entries.split_at(split);
+    // (usually one run is empty: an object without residual, or without shredded fields)
+    if first.is_empty() || second.is_empty() {
+        ids.extend(entries.iter().map(id_range));
+        return;
+    }
+    let (mut a, mut b) = (0, 0);
+    while a < first.len() && b < second.len() {
+        if second[b].0 < first[a].0 {
+            ids.push(id_range(&second[b]));
+            b += 1;
+        } else {
+            ids.push(id_range(&first[a]));
+            a += 1;
+        }
+    }
+    ids.extend(first[a..].iter().chain(&second[b..]).map(id_range));
 }
 
 /// Reassembles `array` (a shredded variant column) into `Struct{metadata, value}` with each
