@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use datafusion::arrow::array::AsArray;
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::object_store::local::LocalFileSystem;
 use datafusion::object_store::path::Path as StorePath;
 use datafusion::object_store::{
@@ -307,6 +307,62 @@ async fn paths_read_only_their_leaves() {
             .collect();
         assert_eq!(json, expected, "{sql}");
     }
+    // a whole value and a path of the same column in one scan: the answers of each alone
+    let batches = common::run(
+        &ctx,
+        "SELECT to_json(v), try_variant_get(v, '$.c[0].x', 'bigint') FROM t ORDER BY id",
+    )
+    .await;
+    let rows: Vec<(String, Option<i64>)> = batches
+        .iter()
+        .flat_map(|b| {
+            let json = b.column(0).as_string::<i32>();
+            let x = b
+                .column(1)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+            (0..b.num_rows())
+                .map(|i| (json.value(i).to_string(), x.is_valid(i).then(|| x.value(i))))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let expected_x = [Some(10), None, None];
+    for ((json, x), (want_json, want_x)) in rows.iter().zip(expected.iter().zip(expected_x)) {
+        assert_eq!((json.as_str(), *x), (*want_json, want_x));
+    }
+    assert_eq!(rows.len(), 3);
+}
+
+/// A file whose every value is in its typed leaves: a whole value reads neither the top-level
+/// `value` nor the field's, both empty.
+#[tokio::test]
+async fn fully_shredded_whole_values_read_the_typed_leaves_and_metadata() {
+    let dir = scratch("fully");
+    let ctx = session_context();
+    let path = dir.join("full.parquet");
+    common::run(
+        &ctx,
+        &format!(
+            r#"COPY (SELECT parse_json(j) AS v FROM (VALUES ('{{"a":1}}'), ('{{"a":2}}')) AS t(j))
+               TO '{}' STORED AS PARQUET OPTIONS ('variant.shred.v' 'struct<a bigint>')"#,
+            path.display()
+        ),
+    )
+    .await;
+    let (ctx, store) = recording_session(&path).await;
+    assert_eq!(
+        leaves_read(&ctx, &store, &path, "SELECT to_json(v) FROM t").await,
+        set(&["v.metadata", "v.typed_value.a.typed_value"])
+    );
+    let batches = common::run(&ctx, "SELECT to_json(variant_strip_nulls(v)) FROM t").await;
+    let mut json: Vec<String> = batches
+        .iter()
+        .flat_map(|b| {
+            let c = b.column(0).as_string::<i32>();
+            c.iter().map(|s| s.unwrap().to_string()).collect::<Vec<_>>()
+        })
+        .collect();
+    json.sort();
+    assert_eq!(json, [r#"{"a":1}"#, r#"{"a":2}"#]);
 }
 
 #[tokio::test]

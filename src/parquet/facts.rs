@@ -57,12 +57,15 @@ impl FileFacts {
                 .row_groups()
                 .iter()
                 .all(|rg| holds_nothing(rg.column(i)));
+            // (an invalid file may name two leaves alike: empty only when both are)
             facts
                 .columns
                 .entry(root.clone())
                 .or_default()
                 .residuals
-                .insert(parts[1..].to_vec(), empty);
+                .entry(parts[1..].to_vec())
+                .and_modify(|e| *e &= empty)
+                .or_insert(empty);
         }
         facts
     }
@@ -118,7 +121,17 @@ impl ColumnFacts {
         for field in fields.iter() {
             path.push(field.name().clone());
             match field.name().as_str() {
-                "value" if typed && self.is_empty(path) => *changed = true,
+                // (a `value` of another type is kept, for the readers to refuse)
+                "value"
+                    if typed
+                        && matches!(
+                            field.data_type(),
+                            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+                        )
+                        && self.is_empty(path) =>
+                {
+                    *changed = true
+                }
                 "typed_value" => {
                     let t = self.clip_typed(field.data_type(), path, changed);
                     kept.push(Arc::new(field.as_ref().clone().with_data_type(t)));

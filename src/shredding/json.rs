@@ -61,8 +61,8 @@ struct JsonWriter<'k, 'tz> {
 
 impl<'k> JsonWriter<'k, '_> {
     /// Appends the JSON of `g` at the row; false (nothing written) when the value is missing.
-    /// (The recursion goes through [`Self::object`] and [`Self::array`], which guard the stack,
-    /// not through each primitive.)
+    /// (The recursion goes through [`Self::object`], which checks the stack every few levels,
+    /// and [`Self::array`], which checks it at each, not through each primitive.)
     #[inline]
     fn group(
         &mut self,

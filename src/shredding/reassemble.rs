@@ -627,8 +627,8 @@ enum Written {
 
 impl<'k> Writer<'k> {
     /// Appends the value of `group` at row `i` to `out` (nothing when it is missing).
-    /// (The recursion goes through [`Self::object`] and [`Self::array`], which guard the stack,
-    /// not through each field and primitive.)
+    /// (The recursion goes through [`Self::object`], which checks the stack every few levels,
+    /// and [`Self::array`], which checks it at each, not through each field and primitive.)
     #[inline]
     fn group(
         &mut self,
@@ -736,7 +736,8 @@ impl<'k> Writer<'k> {
         }
         let shredded = entries.len();
         // the residual's fields follow the shredded ones in `entries`, in name order unless the
-        // residual's keys are out of order (an invalid value, whose fields are then sorted)
+        // residual's keys are out of order (an invalid value, whose fields are then sorted when
+        // shredded ones are among them)
         let mut in_order = true;
         if let Some(residual) = residual {
             let mark = base.len();
@@ -751,7 +752,8 @@ impl<'k> Writer<'k> {
         }
         let mut ids = std::mem::take(&mut self.scratch.ids);
         ids.clear();
-        if in_order {
+        // (a residual alone keeps its stored order, as `to_json` writes it)
+        if in_order || shredded == 0 {
             merge_entries(&entries, shredded, &mut ids);
         } else {
             // (stable: duplicate keys of invalid input keep one order)
@@ -1023,6 +1025,10 @@ mod tests {
         );
         let out = reassemble(&input).unwrap().unwrap();
         assert_eq!(json_rows(&out), [r#"{"a":2,"b":5,"c":1}"#, r#"{"a":2}"#]);
+        // a residual alone, out of order, keeps its stored order (as `to_json` writes it)
+        let alone = column(vec![object(&[(c, 1), (a, 2)])], vec![None]);
+        let out = reassemble(&alone).unwrap().unwrap();
+        assert_eq!(json_rows(&out), [r#"{"c":1,"a":2}"#]);
         for residual in [
             // `a` and `c` both at offset 0 of a two-byte data region
             vec![0x02, 2, 0, 2, 0, 0, 2, 0x0C, 1],
