@@ -61,8 +61,8 @@ struct JsonWriter<'k, 'tz> {
 
 impl<'k> JsonWriter<'k, '_> {
     /// Appends the JSON of `g` at the row; false (nothing written) when the value is missing.
-    /// (The recursion goes through [`Self::object`], which checks the stack every few levels,
-    /// and [`Self::array`], which checks it at each, not through each primitive.)
+    /// (The recursion checks the stack at the objects every few levels and at each array
+    /// ([`Self::array`]), not at each primitive.)
     #[inline]
     fn group(
         &mut self,
@@ -82,7 +82,9 @@ impl<'k> JsonWriter<'k, '_> {
             };
         };
         match typed {
-            Typed::Object(fields) => self.object(row, fields, value, out, depth)?,
+            Typed::Object(fields) => stack_checked_every_few_levels(depth, || {
+                self.object(row, fields, value, out, depth)
+            })?,
             _ if value.is_some() => {
                 return exec_err!("Invalid variant, conflicting value and typed_value");
             }
@@ -119,19 +121,6 @@ impl<'k> JsonWriter<'k, '_> {
 
     /// Appends the object of the row: its shredded fields and its residual's, in name order.
     fn object(
-        &mut self,
-        row: &Row<'k>,
-        shredded: &'k [ObjectField<'k>],
-        residual: Option<&'k [u8]>,
-        out: &mut Vec<u8>,
-        depth: usize,
-    ) -> Result<()> {
-        stack_checked_every_few_levels(depth, || {
-            self.object_level(row, shredded, residual, out, depth)
-        })
-    }
-
-    fn object_level(
         &mut self,
         row: &Row<'k>,
         shredded: &'k [ObjectField<'k>],

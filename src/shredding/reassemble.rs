@@ -627,8 +627,8 @@ enum Written {
 
 impl<'k> Writer<'k> {
     /// Appends the value of `group` at row `i` to `out` (nothing when it is missing).
-    /// (The recursion goes through [`Self::object`], which checks the stack every few levels,
-    /// and [`Self::array`], which checks it at each, not through each field and primitive.)
+    /// (The recursion checks the stack at the objects every few levels and at each array
+    /// ([`Self::array`]), not at each field and primitive.)
     #[inline]
     fn group(
         &mut self,
@@ -650,7 +650,9 @@ impl<'k> Writer<'k> {
             }));
         };
         match typed {
-            Typed::Object(fields) => self.object(meta, fields, value, i, out, depth),
+            Typed::Object(fields) => stack_checked_every_few_levels(depth, || {
+                self.object(meta, fields, value, i, out, depth)
+            }),
             _ if value.is_some() => {
                 exec_err!("Invalid variant, conflicting value and typed_value")
             }
@@ -694,20 +696,6 @@ impl<'k> Writer<'k> {
 
     /// Appends the object of row `i`: its shredded fields and its residual's, in name order.
     fn object(
-        &mut self,
-        meta: Metadata<'k>,
-        fields: &'k [ObjectField<'k>],
-        residual: Option<&'k [u8]>,
-        i: usize,
-        out: &mut Vec<u8>,
-        depth: usize,
-    ) -> Result<std::result::Result<Written, KeyNotInMetadata>> {
-        stack_checked_every_few_levels(depth, || {
-            self.object_level(meta, fields, residual, i, out, depth)
-        })
-    }
-
-    fn object_level(
         &mut self,
         meta: Metadata<'k>,
         fields: &'k [ObjectField<'k>],
@@ -781,6 +769,30 @@ impl<'k> Writer<'k> {
     }
 }
 
+/// A cursor over the names of shredded `fields` (sorted by name), asked about residual keys in
+/// increasing order.
+struct ShreddedNames<'a, 'f> {
+    fields: &'a [ObjectField<'f>],
+    next: usize,
+}
+
+impl ShreddedNames<'_, '_> {
+    /// True when `key` (greater than every key asked before) is a shredded field's name.
+    #[inline]
+    fn has(&mut self, key: &[u8]) -> bool {
+        while self
+            .fields
+            .get(self.next)
+            .is_some_and(|f| f.name.as_bytes() < key)
+        {
+            self.next += 1;
+        }
+        self.fields
+            .get(self.next)
+            .is_some_and(|f| f.name.as_bytes() == key)
+    }
+}
+
 /// Appends the fields of the residual object `residual` that the shredded `fields` do not
 /// override to `base` and `entries`, read byte by byte: false (with some perhaps appended) when
 /// that reader cannot read them or their keys are not strictly increasing. Every field is sized
@@ -806,7 +818,8 @@ fn raw_residual_fields<'k>(
         return false;
     };
     let mut sizes = FieldSizes::new(children.data_len());
-    let (mut cursor, mut previous): (usize, Option<&[u8]>) = (0, None);
+    let mut shredded = ShreddedNames { fields, next: 0 };
+    let mut previous: Option<&[u8]> = None;
     for j in 0..children.len() {
         let Ok((id, key)) = children.id(j).and_then(|id| Ok((id, keys.key(id)?))) else {
             return false;
@@ -815,10 +828,7 @@ fn raw_residual_fields<'k>(
             return false;
         }
         previous = Some(key);
-        while fields.get(cursor).is_some_and(|f| f.name.as_bytes() < key) {
-            cursor += 1;
-        }
-        let overridden = fields.get(cursor).is_some_and(|f| f.name.as_bytes() == key);
+        let overridden = shredded.has(key);
         let Some(child) = children
             .child_within(j, sizes.left())
             .ok()
@@ -851,16 +861,14 @@ fn checked_residual_fields<'k>(
     let mut sizes = FieldSizes::new(obj.data_len());
     // while the residual's keys increase (as the spec requires), a cursor over the shredded
     // names finds the overridden ones
-    let (mut in_order, mut cursor, mut previous) = (true, 0, None);
+    let mut shredded = ShreddedNames { fields, next: 0 };
+    let (mut in_order, mut previous) = (true, None);
     for j in 0..obj.len() {
         let key = obj.key_bytes(j).map_err(codec_err)?;
         in_order &= previous.is_none_or(|p| p < key);
         previous = Some(key);
         let overridden = if in_order {
-            while fields.get(cursor).is_some_and(|f| f.name.as_bytes() < key) {
-                cursor += 1;
-            }
-            fields.get(cursor).is_some_and(|f| f.name.as_bytes() == key)
+            shredded.has(key)
         } else {
             is_shredded(fields, key)
         };
