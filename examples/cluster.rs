@@ -73,7 +73,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // the data: the bundled sample events as Variant Parquet, in eight files
     let dir = std::env::temp_dir().join(format!("variant-cluster-{}", std::process::id()));
     let writer = datafusion_parquet_variant::session_context();
-    datafusion_parquet_variant::cli::sample::register_sample(&writer, "events").await?;
+    datafusion_parquet_variant::sample::register_sample(&writer, "events").await?;
     for part in 0..8 {
         let copy = format!(
             "COPY (SELECT * FROM events WHERE id % 8 = {part}) TO '{}/part-{part}.parquet' \

@@ -1,28 +1,72 @@
 //! # datafusion-parquet-variant
 //!
-//! Makes the Parquet **Variant** type a first-class citizen of Apache DataFusion SQL.
+//! Makes the Parquet **Variant** type a first-class citizen of Apache DataFusion SQL: Spark's
+//! variant functions, the `v:path` syntax, casts, and Parquet tables that read and write
+//! VARIANT columns (shredded ones with their paths read from the leaves they need).
 //!
-//! - [`codec`]: our own implementation of the Variant binary encoding: zero-copy views, validation of
-//!   untrusted bytes, a builder, a streaming JSON parser and a JSON writer.
+//! One call gives a session everything:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> datafusion::error::Result<()> {
+//! use datafusion::arrow::array::AsArray;
+//! use datafusion::prelude::SessionContext;
+//!
+//! let ctx = SessionContext::new();
+//! datafusion_parquet_variant::register_all(&ctx)?;
+//! let batches = ctx
+//!     .sql(r#"SELECT to_json(v), v:user.id::int AS id
+//!             FROM (SELECT parse_json('{"user": {"id": 7}, "amount": 12.50}') AS v)"#)
+//!     .await?
+//!     .collect()
+//!     .await?;
+//! assert_eq!(batches[0].column(0).as_string::<i32>().value(0), r#"{"amount":12.5,"user":{"id":7}}"#);
+//! assert_eq!(batches[0].column(1).as_primitive::<datafusion::arrow::datatypes::Int32Type>().value(0), 7);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`register_all_with_state`] does the same on a `SessionStateBuilder` and adds what DataFusion
+//! takes only when a state is built (the `VARIANT` type name); [`session_context`] is a session
+//! built that way. With `default-features = false` the library leaves out the command-line
+//! program (feature `cli`) and the sqllogictest engine (feature `slt`).
+//!
+//! The modules, bottom-up (each uses only those before it; `ARCHITECTURE.md` has the map):
+//!
+//! - [`codec`]: our own implementation of the Variant binary encoding: zero-copy views, validation
+//!   of untrusted bytes, a builder, a streaming JSON parser and a JSON writer.
 //! - [`variant_array`]: variant columns in Arrow (`arrow.parquet.variant` struct arrays).
-//! - [`functions`]: the SQL functions (`parse_json`, `to_json`, ...).
+//! - [`variant_schema`]: the types `schema_of_variant` reports.
+//! - [`cast`]: variant values to SQL types with Spark's rules.
+//! - [`shredding`]: shredded variants (`typed_value`): reassembly, shredding, inference.
+//! - [`from_arrow`]: SQL values of any Arrow type to variants.
+//! - [`functions`]: the SQL functions (`parse_json`, `to_json`, `variant_get`, ...).
 //! - [`display`]: renders variant columns as JSON for query output.
-//! - [`shredding`]: shredded variants (`typed_value`): reassembly and shredding.
-//! - [`parquet`]: the Parquet file format that reads and writes variant columns.
-//! - [`register_all`]: registers everything with a `SessionContext` in one call.
+//! - [`sql`]: planning: `v:path`, casts, the `VARIANT` type, `variant_explode` in FROM.
+//! - [`parquet`]: the Parquet format, tables and sink for variant columns, and
+//!   [`parquet::variant_scan`] for Parquet scans built elsewhere.
+//! - [`plan_codec`]: `datafusion-proto` codecs for plans holding any of the above.
+//! - [`sample`]: the deterministic sample dataset `events`.
+//! - `slt` (feature `slt`): the sqllogictest engine and runner.
+//! - `cli` (feature `cli`): the `variant-sql` command-line program.
+//! - `distributed` (feature `distributed`): sessions for datafusion-distributed.
 
 mod arrow_nested;
 pub mod cast;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
 pub mod display;
 #[cfg(feature = "distributed")]
 pub mod distributed;
+pub mod from_arrow;
 pub mod functions;
 pub mod parquet;
 pub mod plan_codec;
 mod register;
+pub mod sample;
 pub mod shredding;
+#[cfg(feature = "slt")]
 pub mod slt;
 pub mod sql;
 pub mod variant_array;

@@ -10,7 +10,7 @@
 //! arrays hold objects.
 use std::fmt::Write as _;
 
-use datafusion_parquet_variant::cli::sample::Rng;
+use datafusion_parquet_variant::sample::Rng;
 
 /// `n` characters of base32 (as in record keys and cids).
 fn base32(rng: &mut Rng, out: &mut String, n: usize) {

@@ -27,7 +27,7 @@ use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
 use super::context::VariantCliContext;
 use super::exec::{exec_commands, exec_files};
-use super::sample::{TABLE_NAME, register_sample};
+use crate::sample::{TABLE_NAME, register_sample};
 
 /// The output formats of `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

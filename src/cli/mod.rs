@@ -7,10 +7,8 @@
 //! - [`context`]: the session wrapper handed to datafusion-cli.
 //! - [`exec`]: `-c` / `-f` execution, with our JSON printer for `json` / `nd-json`.
 //! - [`json_output`]: the JSON printers.
-//! - [`sample`]: the bundled, deterministically generated sample table `events`.
 
 pub mod app;
 pub mod context;
 pub mod exec;
 pub mod json_output;
-pub mod sample;
