@@ -1,6 +1,8 @@
-//! Nested Arrow arrays (structs, lists, maps) rebuilt with their children converted: the one walk
-//! behind every conversion that reaches inside them (variants rendered for display, reassembled
-//! or shredded where they sit, intervals to and from their Parquet bytes).
+//! Arrow helpers below every other room: nested arrays (structs, lists, maps) rebuilt with their
+//! children converted, the one walk behind every conversion that reaches inside them (variants
+//! rendered for display, reassembled or shredded where they sit, intervals to and from their
+//! Parquet bytes); and [`grown_offset`], the checked growth of i32 offsets every output builder
+//! uses.
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -8,7 +10,19 @@ use datafusion::arrow::array::{
     StructArray,
 };
 use datafusion::arrow::datatypes::{DataType, FieldRef, Fields};
-use datafusion::common::{Result, exec_err};
+use datafusion::common::{DataFusionError, Result, exec_err};
+
+/// The i32 offset after `added` more entries (list elements, map entries, string bytes) past
+/// `current`: an error where the output of one batch outgrows i32 offsets, which arrow's
+/// builders would panic on.
+pub(crate) fn grown_offset(current: usize, added: usize, function: &str) -> Result<i32> {
+    current
+        .checked_add(added)
+        .and_then(|end| i32::try_from(end).ok())
+        .ok_or_else(|| {
+            DataFusionError::Execution(format!("{function}: output exceeds 2 GiB in one batch"))
+        })
+}
 
 /// `data_type` with the fields directly inside it (a struct's fields, a list's element, a map's
 /// entries) replaced where `change` gives a new one; None when it gives none (or `data_type`
@@ -133,4 +147,26 @@ fn list_converted<O: OffsetSizeTrait>(
         values,
         list.nulls().cloned(),
     )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grown_offset;
+
+    /// Offsets grow up to i32::MAX and no further: past it, an error instead of arrow's panic.
+    #[test]
+    fn offsets_stop_at_i32_max() {
+        assert_eq!(grown_offset(0, 0, "f").unwrap(), 0);
+        assert_eq!(
+            grown_offset(i32::MAX as usize - 5, 5, "f").unwrap(),
+            i32::MAX
+        );
+        let err = grown_offset(i32::MAX as usize - 5, 6, "f").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("f: output exceeds 2 GiB in one batch"),
+            "{err}"
+        );
+        assert!(grown_offset(usize::MAX, 1, "f").is_err());
+    }
 }

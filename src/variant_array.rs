@@ -25,6 +25,10 @@ pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
 /// Field-metadata key holding extension metadata.
 pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
 
+/// The canonical Arrow extension name of UUID columns (`FixedSizeBinary(16)`), the Arrow form
+/// of variant uuids.
+pub const UUID_EXTENSION_NAME: &str = "arrow.uuid";
+
 /// The struct type of unshredded variants: `Struct{metadata: Binary, value: Binary}`.
 pub fn variant_data_type() -> DataType {
     DataType::Struct(Fields::from(vec![
@@ -171,15 +175,16 @@ where
     })
 }
 
-/// Reads the rows of an unshredded variant column. Shredded input (with `typed_value`) is first
-/// reassembled into the unshredded form by [`VariantColumn::try_new`].
+/// Reads the rows of an unshredded variant column. A shredded one (with `typed_value`) is read
+/// through `shredding::variant_column`, which reassembles it into this form first.
 #[derive(Debug)]
 pub struct VariantColumn {
     array: StructArray,
 }
 
 impl VariantColumn {
-    /// Wraps a variant struct array (any binary layout; shredded columns are reassembled).
+    /// Wraps an unshredded variant struct array (any binary layout) or an untyped NULL column; a
+    /// shredded one is an error (`shredding::variant_column` reads every layout).
     pub fn try_new(array: &ArrayRef) -> Result<Self> {
         if array.data_type() == &DataType::Null {
             // An untyped NULL literal: every row is SQL NULL.
@@ -194,18 +199,22 @@ impl VariantColumn {
                 array.data_type()
             );
         };
+        Self::unshredded(s.clone())
+    }
+
+    /// Wraps an unshredded variant struct array (`metadata` and `value` children); a shredded
+    /// one is an error.
+    pub fn unshredded(s: StructArray) -> Result<Self> {
         if s.column_by_name("metadata").is_none() {
             return exec_err!("variant column has no metadata child");
         }
         if s.column_by_name("typed_value").is_some() {
-            return Ok(VariantColumn {
-                array: crate::variant_array::unshred(s)?,
-            });
+            return exec_err!("a shredded variant column must be reassembled before it is read");
         }
         if s.column_by_name("value").is_none() {
             return exec_err!("variant column has no value child");
         }
-        Ok(VariantColumn { array: s.clone() })
+        Ok(VariantColumn { array: s })
     }
 
     /// Number of rows.
@@ -534,9 +543,4 @@ impl VariantArrayBuilder {
             nulls,
         )?))
     }
-}
-
-/// Reassembles a shredded variant column (with `typed_value`) into the unshredded form.
-pub fn unshred(array: &StructArray) -> Result<StructArray> {
-    crate::shredding::unshred(array)
 }

@@ -1037,7 +1037,7 @@ fn to_variant_matches_arrow_rs_cast_to_variant() {
     };
     use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
     use datafusion::arrow::datatypes::{DataType, Field, Fields};
-    use datafusion_parquet_variant::cast::arrow_to_variant;
+    use datafusion_parquet_variant::from_arrow::arrow_to_variant;
     use std::sync::Arc;
 
     let n = 6;

@@ -23,9 +23,10 @@ use datafusion_parquet_variant::parquet::{
 use datafusion_parquet_variant::session_context;
 use datafusion_parquet_variant::shredding::{
     TopLevel, for_each_top_level, shred_variant, shredded_validity, shredded_variant_type,
+    variant_column,
 };
 use datafusion_parquet_variant::variant_array::{
-    VariantArrayBuilder, VariantColumn, variant_data_type, variant_field,
+    VariantArrayBuilder, variant_data_type, variant_field,
 };
 use parquet_variant_compute::{VariantArray as ArrowVariantArray, unshred_variant};
 use proptest::prelude::*;
@@ -52,7 +53,7 @@ fn variant_column(values: &[Option<(Vec<u8>, Vec<u8>)>]) -> ArrayRef {
 
 /// The rows of a variant column (any layout) in the value model, as our reader reassembles them.
 fn ours(array: &ArrayRef) -> Vec<Option<V>> {
-    let column = VariantColumn::try_new(array).unwrap();
+    let column = variant_column(array).unwrap();
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.get(i).unwrap().map(|v| decode_ours(v).unwrap()))
@@ -86,7 +87,7 @@ fn validity(array: &ArrayRef) -> Vec<Option<bool>> {
         let valid = shredded_validity(array.as_struct()).unwrap();
         return valid.as_boolean().iter().collect();
     }
-    let column = VariantColumn::try_new(array).unwrap();
+    let column = variant_column(array).unwrap();
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.bytes(i).map(|(m, v)| codec::validate(m, v).is_ok()))
@@ -124,7 +125,7 @@ fn top_levels(array: &ArrayRef) -> Vec<String> {
         .unwrap();
         return out;
     }
-    let column = VariantColumn::try_new(array).unwrap();
+    let column = variant_column(array).unwrap();
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.get(i).unwrap().map_or("SQL NULL".into(), of_value))
@@ -870,7 +871,7 @@ async fn conformance_schemas_written_by_us_read_back_exactly() {
         let got_json: Vec<Option<String>> = read
             .iter()
             .flat_map(|b| {
-                let column = VariantColumn::try_new(b.column(0)).unwrap();
+                let column = variant_column(b.column(0)).unwrap();
                 let rows = column.rows().unwrap();
                 (0..column.len())
                     .map(|i| rows.get(i).unwrap().map(json_of))

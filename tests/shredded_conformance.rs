@@ -21,7 +21,7 @@ use datafusion_parquet_variant::codec::{
     Metadata, SessionTimeZone, Value, Variant, validate, write_json,
 };
 use datafusion_parquet_variant::functions::to_json::variant_array_to_json;
-use datafusion_parquet_variant::variant_array::unshred;
+use datafusion_parquet_variant::shredding::unshred;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
 

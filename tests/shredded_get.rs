@@ -11,7 +11,8 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs};
 use datafusion_parquet_variant::codec::{JsonParser, VariantBuilder};
 use datafusion_parquet_variant::functions::variant_get::variant_get_udf;
-use datafusion_parquet_variant::variant_array::{unshred, variant_extension_metadata};
+use datafusion_parquet_variant::shredding::unshred;
+use datafusion_parquet_variant::variant_array::variant_extension_metadata;
 
 fn encode(json: &str) -> (Vec<u8>, Vec<u8>) {
     let mut b = VariantBuilder::new();

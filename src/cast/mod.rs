@@ -5,15 +5,12 @@
 //!   type, casting each one.
 //! - `extract`: whole-column extraction for the commonest targets (BIGINT, DOUBLE, STRING),
 //!   the fast path of `variant_get` with a constant path.
-//! - [`from_arrow`]: [`ArrowToVariant`], the other way: SQL values of any Arrow type to variants.
 //! - `numeric`, `datetime`: the scalar conversion rules.
 
 mod datetime;
 pub(crate) mod extract;
-pub mod from_arrow;
-mod numeric;
+pub(crate) mod numeric;
 pub mod target_type;
 pub mod to_arrow;
 
-pub use from_arrow::{ArrowToVariant, arrow_to_variant, check_convertible};
 pub use to_arrow::{CastOptions, DeferredErrors, OnCastError, TypedBuilder};

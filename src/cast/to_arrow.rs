@@ -20,6 +20,7 @@ use super::numeric::{
     parse_double, parse_integral, pow10, rescale,
 };
 use super::target_type::sql_type_name;
+use crate::arrow_nested::grown_offset;
 use crate::codec::format::{
     write_date, write_decimal, write_java_double, write_java_float, write_time_micros,
     write_timestamp, write_uuid,
@@ -184,18 +185,6 @@ pub enum TypedBuilder {
 
 pub(super) fn codec(function: &str, e: crate::codec::VariantError) -> DataFusionError {
     DataFusionError::Execution(format!("{function}: {e}"))
-}
-
-/// The i32 offset after `added` more entries (list elements, map entries, string bytes) past
-/// `current`: an error where the output of one batch outgrows i32 offsets, which arrow's
-/// builders would panic on.
-pub(crate) fn grown_offset(current: usize, added: usize, function: &str) -> Result<i32> {
-    current
-        .checked_add(added)
-        .and_then(|end| i32::try_from(end).ok())
-        .ok_or_else(|| {
-            DataFusionError::Execution(format!("{function}: output exceeds 2 GiB in one batch"))
-        })
 }
 
 impl TypedBuilder {
@@ -651,7 +640,7 @@ pub(super) fn cast_error(v: Variant<'_>, target: &str, opts: &CastOptions) -> Da
     DataFusionError::Execution(format!(
         "{}: the variant value `{}` cannot be cast into `{}`. Please use `{}` instead.",
         opts.function,
-        crate::functions::common::excerpt(&shown),
+        crate::codec::excerpt(&shown),
         target,
         opts.suggestion
     ))
@@ -856,26 +845,4 @@ fn write_local_timestamp(out: &mut Vec<u8>, t: i64, units: i64, tz: &SessionTime
     write_timestamp(out, t, units, Some(tz));
     // write_timestamp appends "+HH:MM"; drop it.
     out.truncate(out.len().saturating_sub(6).max(start));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::grown_offset;
-
-    /// Offsets grow up to i32::MAX and no further: past it, an error instead of arrow's panic.
-    #[test]
-    fn offsets_stop_at_i32_max() {
-        assert_eq!(grown_offset(0, 0, "f").unwrap(), 0);
-        assert_eq!(
-            grown_offset(i32::MAX as usize - 5, 5, "f").unwrap(),
-            i32::MAX
-        );
-        let err = grown_offset(i32::MAX as usize - 5, 6, "f").unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("f: output exceeds 2 GiB in one batch"),
-            "{err}"
-        );
-        assert!(grown_offset(usize::MAX, 1, "f").is_err());
-    }
 }

@@ -52,6 +52,19 @@ impl std::error::Error for VariantError {}
 /// Result with [`VariantError`].
 pub type Result<T, E = VariantError> = std::result::Result<T, E>;
 
+/// Shortens `s` (a value's text quoted in an error message) to its first 64 bytes, with `...`.
+pub fn excerpt(s: &str) -> String {
+    const MAX: usize = 64;
+    if s.len() <= MAX {
+        return s.to_string();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
 /// Shorthand for a [`VariantError::Malformed`] error.
 pub(crate) fn malformed<T>(message: impl Into<String>) -> Result<T> {
     Err(VariantError::Malformed(message.into()))

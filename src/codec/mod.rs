@@ -40,7 +40,7 @@ mod validate;
 mod value;
 
 pub use builder::{VariantBuilder, write_array, write_object};
-pub use error::{Result, VariantError};
+pub use error::{Result, VariantError, excerpt};
 pub use format::SessionTimeZone;
 pub use json_parse::JsonParser;
 pub use json_write::{JsonRowWriter, write_json};

@@ -185,7 +185,11 @@ mod tests {
 
     async fn display(sql: &str) -> Result<Vec<datafusion::arrow::array::RecordBatch>> {
         let ctx = SessionContext::new();
-        crate::register_all(&ctx)?;
+        ctx.register_udf(
+            crate::functions::parse_json::parse_json_udf()
+                .as_ref()
+                .clone(),
+        );
         display_variants(ctx.sql(sql).await?)?.collect().await
     }
 

@@ -212,19 +212,6 @@ pub fn plain_return_field(name: &str, data_type: DataType, nullable: bool) -> Fi
     Arc::new(Field::new(name, data_type, nullable))
 }
 
-/// Shortens `s` for an error message.
-pub fn excerpt(s: &str) -> String {
-    const MAX: usize = 64;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end])
-}
-
 /// A path argument: a constant parsed once, or a column parsed row by row (consecutive equal
 /// paths are parsed once).
 pub(crate) enum PathArg {

@@ -13,8 +13,7 @@ use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, invoke_unary, plain_return_field, shredded_column,
 };
 use crate::codec::validate;
-use crate::shredding::shredded_validity;
-use crate::variant_array::VariantColumn;
+use crate::shredding::{shredded_validity, variant_column};
 
 /// The `is_valid_variant` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -52,7 +51,7 @@ fn is_valid_variant_array(array: &ArrayRef) -> Result<ArrayRef> {
         // checked where the file holds each value, without reassembling it
         return shredded_validity(shredded);
     }
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let out: BooleanArray = (0..column.len())
         .map(|i| rows.bytes(i).map(|(m, v)| validate(m, v).is_ok()))

@@ -13,8 +13,7 @@ use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
     shredded_column,
 };
-use crate::shredding::{TopLevel, for_each_top_level};
-use crate::variant_array::VariantColumn;
+use crate::shredding::{TopLevel, for_each_top_level, variant_column};
 
 /// The `is_variant_null` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -59,7 +58,7 @@ fn is_variant_null_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
         })?;
         return Ok(Arc::new(BooleanArray::from(out)));
     }
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let mut out = Vec::with_capacity(column.len());
     for i in 0..column.len() {

@@ -14,9 +14,10 @@ use super::common::{
     PathArg, check_output_fits, check_variant_args, codec_error, single_row_scalar,
     variant_return_field,
 };
-use crate::cast::{ArrowToVariant, check_convertible};
 use crate::codec::{PathSegment, Value, Variant, VariantBuilder, VariantError};
-use crate::variant_array::{VariantArrayBuilder, VariantColumn};
+use crate::from_arrow::{ArrowToVariant, check_convertible};
+use crate::shredding::variant_column;
+use crate::variant_array::VariantArrayBuilder;
 
 /// How many variant nulls one edit may pad into arrays, in total over the path's indexes (an
 /// index past the end of an array pads up to it): more is rejected instead of building a huge
@@ -323,7 +324,7 @@ pub fn invoke_mutator(
     };
     let variant = variant.into_array(rows)?;
     let value = value.into_array(rows)?;
-    let column = VariantColumn::try_new(&variant)?;
+    let column = variant_column(&variant)?;
     let variants = column.rows()?;
     let mut paths = PathArg::try_new(function, path)?;
     let values = ArrowToVariant::try_new(function, &value_field, &value)?;
@@ -378,7 +379,7 @@ pub fn invoke_delete(function: &str, args: ScalarFunctionArgs) -> Result<Columna
         return exec_err!("{function} expects a variant and paths");
     };
     let variant = variant.into_array(rows)?;
-    let column = VariantColumn::try_new(&variant)?;
+    let column = variant_column(&variant)?;
     let variants = column.rows()?;
     let mut paths = iter
         .map(|p| PathArg::try_new(function, p))

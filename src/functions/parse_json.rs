@@ -10,9 +10,9 @@ use datafusion::logical_expr::{
 };
 
 use super::common::{
-    DOC_SECTION_VARIANT, excerpt, for_each_string, invoke_unary, string_bytes, variant_return_field,
+    DOC_SECTION_VARIANT, for_each_string, invoke_unary, string_bytes, variant_return_field,
 };
-use crate::codec::{JsonParser, VariantBuilder};
+use crate::codec::{JsonParser, VariantBuilder, excerpt};
 use crate::variant_array::{VariantArrayBuilder, variant_data_type};
 
 /// The `parse_json` UDF.

@@ -13,8 +13,7 @@ use super::common::{
     DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary, plain_return_field,
     shredded_column,
 };
-use crate::shredding::shredded_schemas;
-use crate::variant_array::VariantColumn;
+use crate::shredding::{shredded_schemas, variant_column};
 use crate::variant_schema::VariantSchema;
 
 /// The `schema_of_variant` UDF.
@@ -54,7 +53,7 @@ pub fn variant_array_schemas(function: &str, array: &ArrayRef) -> Result<ArrayRe
         // straight from the shredded columns, without reassembling the values
         return shredded_schemas(function, shredded);
     }
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let mut out = StringBuilder::with_capacity(column.len(), column.len() * 8);
     for i in 0..column.len() {

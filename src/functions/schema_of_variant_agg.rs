@@ -10,7 +10,7 @@ use datafusion::logical_expr::{
 };
 
 use super::common::{DOC_SECTION_VARIANT, check_variant_args, codec_error};
-use crate::variant_array::VariantColumn;
+use crate::shredding::variant_column;
 use crate::variant_schema::VariantSchema;
 
 /// The `schema_of_variant_agg` UDAF.
@@ -106,7 +106,7 @@ impl Accumulator for SchemaAccumulator {
         let Some(array) = values.first() else {
             return exec_err!("schema_of_variant_agg expects one argument");
         };
-        let column = VariantColumn::try_new(array)?;
+        let column = variant_column(array)?;
         let rows = column.rows()?;
         for i in 0..column.len() {
             if let Some(v) = rows.get(i)? {

@@ -16,8 +16,7 @@ use super::common::{
 };
 use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::{JsonRowWriter, SessionTimeZone};
-use crate::shredding::shredded_to_json;
-use crate::variant_array::VariantColumn;
+use crate::shredding::{shredded_to_json, variant_column};
 
 /// The `to_json` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -59,7 +58,7 @@ pub fn variant_array_to_json(
         // straight from the shredded columns, without reassembling the values
         return shredded_to_json(function, shredded, tz);
     }
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let n = column.len();
     let mut values: Vec<u8> = Vec::with_capacity(n * 32);

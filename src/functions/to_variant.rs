@@ -9,7 +9,7 @@ use datafusion::logical_expr::{
 };
 
 use super::common::{DOC_SECTION_VARIANT, invoke_unary, variant_return_field};
-use crate::cast::{arrow_to_variant, check_convertible};
+use crate::from_arrow::{arrow_to_variant, check_convertible};
 use crate::variant_array::variant_data_type;
 
 /// The `to_variant` UDF.

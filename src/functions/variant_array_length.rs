@@ -14,8 +14,7 @@ use super::common::{
     shredded_column,
 };
 use crate::codec::Value;
-use crate::shredding::{TopLevel, for_each_top_level};
-use crate::variant_array::VariantColumn;
+use crate::shredding::{TopLevel, for_each_top_level, variant_column};
 
 /// The `variant_array_length` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -62,7 +61,7 @@ fn variant_array_length_array(function: &str, array: &ArrayRef) -> Result<ArrayR
         })?;
         return Ok(Arc::new(out.finish()));
     }
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let mut out = Int32Array::builder(column.len());
     for i in 0..column.len() {

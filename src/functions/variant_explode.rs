@@ -18,7 +18,8 @@ use datafusion::logical_expr::{
 
 use super::common::{DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary};
 use crate::codec::Value;
-use crate::variant_array::{VariantArrayBuilder, VariantColumn, variant_field};
+use crate::shredding::variant_column;
+use crate::variant_array::{VariantArrayBuilder, variant_field};
 
 /// The output columns of `variant_explode`: `pos INT, key STRING, value VARIANT`, all nullable
 /// (the `_outer` form pads with an all-NULL row).
@@ -79,7 +80,7 @@ pub fn variant_explode_documentation() -> &'static Documentation {
 }
 
 fn explode_list_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let n = column.len();
     let mut pos = Int32Builder::new();

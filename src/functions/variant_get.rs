@@ -22,17 +22,17 @@ use crate::cast::extract::extract_column;
 use crate::cast::target_type::parse_target_type;
 use crate::cast::{CastOptions, OnCastError, TypedBuilder};
 use crate::codec::{Unreadable, Variant, VariantPath};
-use crate::shredding::extract_shredded;
-use crate::variant_array::{VariantColumn, variant_data_type, variant_field};
+use crate::shredding::{extract_shredded, variant_column};
+use crate::variant_array::{variant_data_type, variant_field};
 
 /// The `variant_get` UDF. `path` holds the literal path parsed at planning time (see
 /// [`specialize`]).
 ///
 /// In its *deferred* form (`variant_get_deferred`, made by the analyzer from a typed
-/// `variant_get` of a column, see [`defer_cast_errors`]), a value that cannot be cast gives NULL
+/// `variant_get` of a column, see `variant_get_checked::defer_cast_errors`), a value that cannot be cast gives NULL
 /// and the error it would raise is returned beside it: `Struct{value, error}`. The optimizer may
 /// then move the extraction toward the scan (a Parquet scan reads it from shredded leaves) while
-/// [`VariantGetChecked`](super::variant_get_checked::VariantGetChecked), left where the call was
+/// `VariantGetChecked` (`variant_get_checked.rs`), left where the call was
 /// written, raises the errors of the rows that get there: a filter that drops a row also drops
 /// its error, as when the call is evaluated in place.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -67,42 +67,6 @@ pub(crate) fn deferred_type(value: &Field) -> DataType {
         value.clone().with_name("value").with_nullable(true),
         Field::new("error", DataType::Utf8, true),
     ]))
-}
-
-/// `call` (a `variant_get` call) in the deferred form checked where it stands, when it is
-/// typed (not VARIANT, which cannot fail), strict and reads a column (or an expression the
-/// optimizer can move toward the scan); otherwise `call` itself.
-pub(crate) fn defer_cast_errors(func: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
-    let deferrable = func
-        .inner()
-        .downcast_ref::<VariantGet>()
-        .is_some_and(|get| !get.deferred)
-        && args.len() == 3
-        && args.iter().skip(1).all(|a| matches!(a, Expr::Literal(..)))
-        && !matches!(
-            &args[2],
-            Expr::Literal(t, _) if t.try_as_str().flatten().and_then(|t| parse_target_type(t).ok())
-                == Some(variant_data_type())
-        )
-        && matches!(
-            args[0].placement(),
-            ExpressionPlacement::Column | ExpressionPlacement::MoveTowardsLeafNodes
-        );
-    if !deferrable {
-        return Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args));
-    }
-    let path = func
-        .inner()
-        .downcast_ref::<VariantGet>()
-        .and_then(|get| get.path.clone());
-    let deferred = ScalarUDF::from(VariantGet::planned(path, true));
-    Expr::ScalarFunction(ScalarFunction::new_udf(
-        super::variant_get_checked::variant_get_checked_udf(),
-        vec![Expr::ScalarFunction(ScalarFunction::new_udf(
-            Arc::new(deferred),
-            args,
-        ))],
-    ))
 }
 
 /// At planning time (`simplify`), replaces a call whose path is a literal by a call to a UDF
@@ -283,7 +247,7 @@ pub(crate) fn invoke_get(
             }
         }
         paths @ ColumnarValue::Array(_) => {
-            let column = VariantColumn::try_new(&variant)?;
+            let column = variant_column(&variant)?;
             let variants = column.rows()?;
             let mut out = TypedBuilder::try_new(&return_type, rows)?;
             // Consecutive equal paths are parsed once.
@@ -365,7 +329,7 @@ pub(crate) fn get_column(
         return Ok(found);
     }
     let rows = variant.len();
-    let column = VariantColumn::try_new(variant)?;
+    let column = variant_column(variant)?;
     let variants = column.rows()?;
     // The commonest targets: one whole-column loop.
     if let Some(result) = extract_column(&variants, rows, path, return_type, opts)? {
@@ -495,7 +459,9 @@ mod tests {
     /// The literal path of a query is parsed once, when the plan is optimized.
     #[tokio::test]
     async fn literal_paths_are_parsed_at_planning() {
-        let ctx = crate::session_context();
+        let ctx = datafusion::prelude::SessionContext::new();
+        ctx.register_udf(super::super::parse_json::parse_json_udf().as_ref().clone());
+        ctx.register_udf(variant_get_udf().as_ref().clone());
         ctx.sql("CREATE TABLE t AS SELECT parse_json('{\"a\": [1]}') AS v")
             .await
             .unwrap()

@@ -9,12 +9,14 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
-    ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-    Volatility,
+    ColumnarValue, Expr, ExpressionPlacement, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, Volatility,
 };
 
 use super::common::single_row_scalar;
 use super::variant_get::{VariantGet, variant_get_udf};
+use crate::cast::target_type::parse_target_type;
+use crate::variant_array::variant_data_type;
 
 /// The checking UDF (see the module documentation).
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -101,6 +103,42 @@ fn checked(deferred: &ArrayRef) -> Result<ArrayRef> {
         }
     }
     Ok(Arc::clone(s.column(0)))
+}
+
+/// `call` (a `variant_get` call) in the deferred form checked where it stands, when it is
+/// typed (not VARIANT, which cannot fail), strict and reads a column (or an expression the
+/// optimizer can move toward the scan); otherwise `call` itself.
+pub(crate) fn defer_cast_errors(func: &Arc<ScalarUDF>, args: Vec<Expr>) -> Expr {
+    let deferrable = func
+        .inner()
+        .downcast_ref::<VariantGet>()
+        .is_some_and(|get| !get.is_deferred())
+        && args.len() == 3
+        && args.iter().skip(1).all(|a| matches!(a, Expr::Literal(..)))
+        && !matches!(
+            &args[2],
+            Expr::Literal(t, _) if t.try_as_str().flatten().and_then(|t| parse_target_type(t).ok())
+                == Some(variant_data_type())
+        )
+        && matches!(
+            args[0].placement(),
+            ExpressionPlacement::Column | ExpressionPlacement::MoveTowardsLeafNodes
+        );
+    if !deferrable {
+        return Expr::ScalarFunction(ScalarFunction::new_udf(Arc::clone(func), args));
+    }
+    let path = func
+        .inner()
+        .downcast_ref::<VariantGet>()
+        .and_then(|get| get.path().cloned());
+    let deferred = ScalarUDF::from(VariantGet::planned(path, true));
+    Expr::ScalarFunction(ScalarFunction::new_udf(
+        variant_get_checked_udf(),
+        vec![Expr::ScalarFunction(ScalarFunction::new_udf(
+            Arc::new(deferred),
+            args,
+        ))],
+    ))
 }
 
 /// The `variant_get_checked` function.

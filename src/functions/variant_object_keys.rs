@@ -14,8 +14,7 @@ use super::common::{
     shredded_column,
 };
 use crate::codec::{Value, Variant};
-use crate::shredding::{TopLevel, for_each_top_level};
-use crate::variant_array::VariantColumn;
+use crate::shredding::{TopLevel, for_each_top_level, variant_column};
 
 /// The `variant_object_keys` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -84,7 +83,7 @@ fn variant_object_keys_array(function: &str, array: &ArrayRef) -> Result<ArrayRe
         })?;
         return Ok(Arc::new(out.finish()));
     }
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let mut out = ListBuilder::with_capacity(StringBuilder::new(), column.len());
     for i in 0..column.len() {

@@ -12,7 +12,8 @@ use datafusion::logical_expr::{
 use super::common::{DOC_SECTION_VARIANT, check_variant_args, codec_error, invoke_unary};
 use super::mutate::constant_flag;
 use crate::codec::{DEFAULT_MAX_DEPTH, Value, Variant, VariantBuilder, VariantError};
-use crate::variant_array::{VariantArrayBuilder, VariantColumn, variant_data_type, variant_field};
+use crate::shredding::variant_column;
+use crate::variant_array::{VariantArrayBuilder, variant_data_type, variant_field};
 
 /// The `variant_strip_nulls` UDF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -92,7 +93,7 @@ fn strip_nulls_array(
     array: &datafusion::arrow::array::ArrayRef,
     arrays: bool,
 ) -> Result<datafusion::arrow::array::ArrayRef> {
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let mut out = VariantArrayBuilder::with_capacity(column.len());
     let mut b = VariantBuilder::new();

@@ -521,7 +521,7 @@ fn relayout_variant(input: &ArrayRef, field: &FieldRef) -> Result<ArrayRef> {
         return exec_err!("variant column {} is not a struct", field.name());
     };
     let unshredded = match input.as_struct_opt() {
-        Some(s) if s.column_by_name("typed_value").is_some() => crate::variant_array::unshred(s)?,
+        Some(s) if s.column_by_name("typed_value").is_some() => crate::shredding::unshred(s)?,
         Some(s) => s.clone(),
         None => {
             return exec_err!(

@@ -25,7 +25,7 @@ use super::variant_columns::{changed_fields, with_fields_changed};
 use crate::codec::format::write_json_string;
 use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 
-pub use crate::cast::from_arrow::UUID_EXTENSION_NAME;
+pub use crate::variant_array::UUID_EXTENSION_NAME;
 /// The canonical Arrow extension name for JSON text.
 pub const JSON_EXTENSION_NAME: &str = "arrow.json";
 /// The GeoArrow extension name for geometries and geographies as WKB binaries.

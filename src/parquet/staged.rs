@@ -30,8 +30,6 @@ use datafusion::physical_plan::{
 };
 use datafusion_datasource::file_sink_config::FileOutputMode;
 
-use crate::plan_codec::messages;
-
 /// Where one write stages its files, and how they are published.
 #[derive(Debug, Clone)]
 enum Staging {
@@ -49,6 +47,20 @@ enum Staging {
         /// write is published or discarded: object stores have no folders to delete, but a
         /// local one would stay behind, empty.
         local_folder: Option<std::path::PathBuf>,
+    },
+}
+
+/// A [`StagedWrite`]'s staging as plans carry it (`plan_codec`): its paths as their encoded
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StagingText {
+    /// [`Staging::File`].
+    File { staged: String, target: String },
+    /// [`Staging::Directory`].
+    Directory {
+        staging: String,
+        target: String,
+        suffix: String,
     },
 }
 
@@ -146,33 +158,33 @@ pub(crate) struct StagedWrite {
 }
 
 impl StagedWrite {
-    /// The staging as the plan codec writes it: the store's URL and where the files go.
-    pub(crate) fn to_proto(&self) -> (String, messages::Staging) {
+    /// The staging as plans carry it: the store's URL and where the files go.
+    pub(crate) fn to_text(&self) -> (String, StagingText) {
         let staging = match &self.staging {
-            Staging::File { staged, target } => messages::Staging::File(messages::StagedFile {
+            Staging::File { staged, target } => StagingText::File {
                 staged: staged.to_string(),
                 target: target.to_string(),
-            }),
+            },
             Staging::Directory {
                 staging,
                 target,
                 suffix,
                 ..
-            } => messages::Staging::Directory(messages::StagedDirectory {
+            } => StagingText::Directory {
                 staging: staging.to_string(),
                 target: target.to_string(),
                 suffix: suffix.clone(),
-            }),
+            },
         };
         (self.store.as_str().to_string(), staging)
     }
 
-    /// The staging [`Self::to_proto`] wrote. The bytes come from elsewhere and the staging
+    /// The staging [`Self::to_text`] gave. The text comes from elsewhere and the staging
     /// decides what is renamed and deleted, so it must have the shape [`stage`] gives: the
     /// single file is the target's hidden sibling with a write's suffix; a staging folder is
     /// the hidden folder of a suffix in the target. The local folder is worked out again from
     /// the store and the staging, as the local store names it.
-    pub(crate) fn from_proto(store: &str, staging: &messages::Staging) -> Result<Self> {
+    pub(crate) fn from_text(store: &str, staging: &StagingText) -> Result<Self> {
         let refuse = || internal_err!("a staged write that stage() did not make: {staging:?}");
         // a suffix: one name ending as stage() ends them
         let suffix_ok = |s: &str| s.ends_with(STAGING_END) && !s.contains('/');
@@ -184,9 +196,9 @@ impl StagedWrite {
         let store = ObjectStoreUrl::parse(store)?;
         // the paths are already encoded: parsed, not built from parts (which would encode again)
         let staging = match staging {
-            messages::Staging::File(file) => {
-                let staged = Path::parse(&file.staged)?;
-                let target = Path::parse(&file.target)?;
+            StagingText::File { staged, target } => {
+                let staged = Path::parse(staged)?;
+                let target = Path::parse(target)?;
                 let name = target.filename().unwrap_or_default();
                 let staged_name = staged.filename().unwrap_or_default();
                 let suffix = staged_name
@@ -200,11 +212,15 @@ impl StagedWrite {
                 }
                 Staging::File { staged, target }
             }
-            messages::Staging::Directory(dir) => {
-                let staging = Path::parse(&dir.staging)?;
-                let target = Path::parse(&dir.target)?;
+            StagingText::Directory {
+                staging,
+                target,
+                suffix,
+            } => {
+                let staging = Path::parse(staging)?;
+                let target = Path::parse(target)?;
                 // the staging folder is `.{suffix}` in the target (the suffix has its dot)
-                let folder = dir.suffix.as_str();
+                let folder = suffix.as_str();
                 let expected = match target.as_ref() {
                     "" => folder.to_string(),
                     target => format!("{target}/{folder}"),
@@ -220,7 +236,7 @@ impl StagedWrite {
                 Staging::Directory {
                     staging,
                     target,
-                    suffix: dir.suffix.clone(),
+                    suffix: suffix.clone(),
                     local_folder,
                 }
             }
@@ -406,19 +422,19 @@ impl DataSink for StagedSink {
 mod tests {
     use super::*;
 
-    fn directory(staging: &str, suffix: &str) -> messages::Staging {
-        messages::Staging::Directory(messages::StagedDirectory {
+    fn directory(staging: &str, suffix: &str) -> StagingText {
+        StagingText::Directory {
             staging: staging.to_string(),
             target: "tmp/out".to_string(),
             suffix: suffix.to_string(),
-        })
+        }
     }
 
-    fn file(staged: &str, target: &str) -> messages::Staging {
-        messages::Staging::File(messages::StagedFile {
+    fn file(staged: &str, target: &str) -> StagingText {
+        StagingText::File {
             staged: staged.to_string(),
             target: target.to_string(),
-        })
+        }
     }
 
     #[test]
@@ -431,7 +447,7 @@ mod tests {
         ];
         for staging in &good {
             assert!(
-                StagedWrite::from_proto("file://", staging).is_ok(),
+                StagedWrite::from_text("file://", staging).is_ok(),
                 "{staging:?}"
             );
         }
@@ -450,7 +466,7 @@ mod tests {
         ];
         for staging in &bad {
             assert!(
-                StagedWrite::from_proto("file://", staging).is_err(),
+                StagedWrite::from_text("file://", staging).is_err(),
                 "{staging:?}"
             );
         }
@@ -459,7 +475,7 @@ mod tests {
     #[test]
     fn only_local_stores_have_a_local_folder() {
         let staging = directory("tmp/out/.1-2-3.inprogress", ".1-2-3.inprogress");
-        let remote = StagedWrite::from_proto("s3://bucket", &staging).unwrap();
+        let remote = StagedWrite::from_text("s3://bucket", &staging).unwrap();
         assert!(matches!(
             remote.staging,
             Staging::Directory {

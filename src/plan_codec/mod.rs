@@ -58,14 +58,14 @@ use prost::bytes::Bytes;
 
 use crate::parquet::format::with_variant_source;
 use crate::parquet::shred_on_write::is_unshredded_variant;
-use crate::parquet::staged::{StagedSink, StagedWrite};
+use crate::parquet::staged::{StagedSink, StagedWrite, StagingText};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource, VariantParquetTable,
 };
 use crate::shredding::InferLimits;
 
-pub(crate) mod messages;
+mod messages;
 mod restore;
 mod table;
 mod udfs;
@@ -241,6 +241,40 @@ fn shredding_from_proto(columns: &[ShreddedColumn]) -> Result<ShreddingOptions> 
     Ok(shredding)
 }
 
+fn staging_to_proto(staging: StagingText) -> messages::Staging {
+    match staging {
+        StagingText::File { staged, target } => {
+            messages::Staging::File(messages::StagedFile { staged, target })
+        }
+        StagingText::Directory {
+            staging,
+            target,
+            suffix,
+        } => messages::Staging::Directory(messages::StagedDirectory {
+            staging,
+            target,
+            suffix,
+        }),
+    }
+}
+
+fn staging_from_proto(staging: &messages::Staging) -> StagingText {
+    match staging.clone() {
+        messages::Staging::File(messages::StagedFile { staged, target }) => {
+            StagingText::File { staged, target }
+        }
+        messages::Staging::Directory(messages::StagedDirectory {
+            staging,
+            target,
+            suffix,
+        }) => StagingText::Directory {
+            staging,
+            target,
+            suffix,
+        },
+    }
+}
+
 /// How decoded nodes get their children: with their properties computed again.
 const RECOMPUTE: ReplaceChildrenOptions =
     ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
@@ -340,11 +374,11 @@ impl VariantPhysicalCodec {
         // the input travels once, as the outer node's input
         let placeholder: Arc<dyn ExecutionPlan> = Arc::new(EmptyExec::new(exec.input().schema()));
         let inner = Arc::clone(inner).replace_children(vec![placeholder], RECOMPUTE)?;
-        let (store, staging) = write.to_proto();
+        let (store, staging) = write.to_text();
         Ok(StagedSinkNode {
             inner: Some(converter.execution_plan_to_proto(&inner, self)?),
             store,
-            staging: Some(staging),
+            staging: Some(staging_to_proto(staging)),
         })
     }
 
@@ -358,7 +392,8 @@ impl VariantPhysicalCodec {
         let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
         let inner = converter
             .proto_to_execution_plan(required(&node.inner, "staged sink")?, &decode_ctx)?;
-        let write = StagedWrite::from_proto(&node.store, required(&node.staging, "staging")?)?;
+        let staging = staging_from_proto(required(&node.staging, "staging")?);
+        let write = StagedWrite::from_text(&node.store, &staging)?;
         write.wrap(inner)?.replace_children(vec![input], RECOMPUTE)
     }
 

@@ -26,9 +26,9 @@ use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result};
 
-use super::codec_err;
+use super::{codec_err, variant_column};
 use crate::codec::{Value, Variant, VariantBuilder};
-use crate::variant_array::{VariantColumn, variant_data_type};
+use crate::variant_array::variant_data_type;
 
 /// Bounds on an inferred shredding type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +180,7 @@ impl ShreddingInference {
 
     /// Adds every non-null value of a variant column (any layout).
     pub fn add_column(&mut self, column: &ArrayRef) -> Result<()> {
-        let column = VariantColumn::try_new(column)?;
+        let column = variant_column(column)?;
         let rows = column.rows()?;
         for i in 0..column.len() {
             if let Some(v) = rows.get(i)? {

@@ -28,7 +28,7 @@ use datafusion::arrow::datatypes::{
 use datafusion::common::{DataFusionError, Result, exec_err};
 
 use crate::codec::{Metadata, Value, Variant, VariantBuilder};
-use crate::variant_array::VariantArrayBuilder;
+use crate::variant_array::{VariantArrayBuilder, VariantColumn};
 
 /// The levels of a walk over a shredding schema between two checks of the stack.
 const LEVELS_PER_STACK_CHECK: usize = 4;
@@ -92,6 +92,20 @@ impl<'a> Group<'a> {
 
     fn present(&self, i: usize) -> bool {
         self.value.is_some_and(|v| v.is_valid(i)) || self.typed.is_some_and(|t| t.is_valid(i))
+    }
+}
+
+/// Wraps a variant column of any layout for reading its rows: a shredded one (with
+/// `typed_value`) is reassembled into the unshredded form first ([`unshred`]).
+pub fn variant_column(array: &ArrayRef) -> Result<VariantColumn> {
+    match array.as_struct_opt() {
+        Some(s)
+            if s.column_by_name("typed_value").is_some()
+                && s.column_by_name("metadata").is_some() =>
+        {
+            VariantColumn::unshredded(unshred(s)?)
+        }
+        _ => VariantColumn::try_new(array),
     }
 }
 

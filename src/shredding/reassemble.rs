@@ -9,7 +9,6 @@
 //! A row whose shredded field name is missing from its metadata (an invalid file) cannot be
 //! written this way: [`reassemble`] then returns None and the caller rebuilds the batch with a
 //! fresh dictionary.
-use crate::cast::to_arrow::grown_offset;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -24,6 +23,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, exec_err};
 
 use super::{codec_err, stack_checked_every_few_levels};
+use crate::arrow_nested::grown_offset;
 use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::format::write_json_bytes;
 use crate::codec::raw::{RawKeys, RawLayout};

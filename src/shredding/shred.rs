@@ -24,10 +24,10 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, plan_err};
 
 use super::reassemble::FieldSizes;
-use crate::cast::from_arrow::UUID_EXTENSION_NAME;
+use super::variant_column;
 use crate::cast::target_type::sql_type_name;
 use crate::codec::{ObjectView, Value, Variant, VariantError, write_object};
-use crate::variant_array::{EXTENSION_NAME_KEY, VariantColumn, has_variant_shape};
+use crate::variant_array::{EXTENSION_NAME_KEY, UUID_EXTENSION_NAME, has_variant_shape};
 
 fn codec_err(e: VariantError) -> DataFusionError {
     DataFusionError::Execution(format!("cannot shred variant: {e}"))
@@ -121,7 +121,7 @@ pub fn shred_variant(array: &ArrayRef, shredding: &DataType) -> Result<ArrayRef>
     let DataType::Struct(fields) = shredded_variant_type(shredding)? else {
         unreachable!("shredded_variant_type returns a struct")
     };
-    let column = VariantColumn::try_new(array)?;
+    let column = variant_column(array)?;
     let rows = column.rows()?;
     let len = column.len();
     let mut metadata = BinaryBuilder::with_capacity(len, len * 16);
@@ -702,7 +702,7 @@ mod tests {
     }
 
     fn to_json_rows(array: &ArrayRef) -> Vec<Option<String>> {
-        let column = VariantColumn::try_new(array).unwrap();
+        let column = variant_column(array).unwrap();
         let rows = column.rows().unwrap();
         (0..column.len())
             .map(|i| {

@@ -23,7 +23,8 @@ use datafusion::logical_expr::{Expr, ExprSchemable, lit};
 use crate::cast::target_type::{map_type, sql_type_name};
 use crate::functions::to_variant::to_variant_udf;
 use crate::functions::try_variant_get::{TryVariantGet, try_variant_get_udf};
-use crate::functions::variant_get::{VariantGet, defer_cast_errors, variant_get_udf};
+use crate::functions::variant_get::{VariantGet, variant_get_udf};
+use crate::functions::variant_get_checked::defer_cast_errors;
 use crate::variant_array::{has_variant_shape, is_variant_field, variant_data_type};
 
 /// The rewrite; registered by `register_all`.

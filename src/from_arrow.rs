@@ -24,13 +24,11 @@ use datafusion::arrow::datatypes::{
 use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
 
 use crate::codec::VariantBuilder;
+use crate::shredding::variant_column;
 use crate::variant_array::{
-    EXTENSION_NAME_KEY, VariantArrayBuilder, VariantColumn, VariantRows, has_variant_shape,
-    is_variant_field,
+    EXTENSION_NAME_KEY, UUID_EXTENSION_NAME, VariantArrayBuilder, VariantColumn, VariantRows,
+    has_variant_shape, is_variant_field,
 };
-
-/// The canonical Arrow extension name of UUID columns (`FixedSizeBinary(16)`).
-pub const UUID_EXTENSION_NAME: &str = "arrow.uuid";
 
 /// True when `field` is a variant (by extension or by shape).
 fn is_variant(field: &Field) -> bool {
@@ -124,7 +122,7 @@ pub fn arrow_to_variant(function: &str, field: &Field, array: &ArrayRef) -> Resu
     let mut out = VariantArrayBuilder::with_capacity(array.len());
     if is_variant(field) {
         // Already a variant: copy the bytes into the unshredded Binary layout.
-        let column = VariantColumn::try_new(array)?;
+        let column = variant_column(array)?;
         let rows = column.rows()?;
         for i in 0..column.len() {
             match rows.bytes(i) {
@@ -278,7 +276,7 @@ impl<'a> ArrowToVariant<'a> {
         let node = if is_variant(field) {
             match VariantRows::borrowed(array) {
                 Some(rows) => Node::Variant(rows),
-                None => Node::ShreddedVariant(VariantColumn::try_new(array)?),
+                None => Node::ShreddedVariant(variant_column(array)?),
             }
         } else {
             Self::node(function, field, array)?
@@ -534,7 +532,7 @@ fn decimal(
     } else {
         (unscaled, scale as u8, precision)
     };
-    let digits = super::numeric::digits(unscaled)
+    let digits = crate::cast::numeric::digits(unscaled)
         .max(u32::from(precision).min(38))
         .max(u32::from(scale));
     if digits > 38 || scale > 38 {
@@ -716,15 +714,17 @@ mod tests {
         );
         let field = Field::new("l", view.data_type().clone(), true);
         let out = arrow_to_variant("f", &field, &(Arc::new(view) as ArrayRef)).unwrap();
-        let json = crate::functions::to_json::variant_array_to_json(
-            "to_json",
-            &out,
-            &crate::codec::SessionTimeZone::utc(),
-        )
-        .unwrap();
-        let json = json.as_string::<i32>();
-        assert_eq!(json.value(0), "[20,30]");
-        assert_eq!(json.value(1), "[10,20]");
+        let column = VariantColumn::try_new(&out).unwrap();
+        let rows = column.rows().unwrap();
+        let json = |i| {
+            let (m, v) = rows.bytes(i).unwrap();
+            let mut text = Vec::new();
+            let tz = crate::codec::SessionTimeZone::utc();
+            crate::codec::write_json(&mut text, Variant::try_new(m, v).unwrap(), &tz).unwrap();
+            String::from_utf8(text).unwrap()
+        };
+        assert_eq!(json(0), "[20,30]");
+        assert_eq!(json(1), "[10,20]");
     }
 
     #[test]

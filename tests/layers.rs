@@ -1,0 +1,169 @@
+//! The rooms of `src/` import one way: `ARCHITECTURE.md`'s table lists them bottom-up, each
+//! row's "may touch" column names rooms of earlier rows only, and every `crate::` path in a
+//! room's code (tests included) names itself or a room its row allows.
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// One row of the table: the rooms it holds and the rooms they may touch.
+struct Row {
+    rooms: Vec<String>,
+    may_touch: BTreeSet<String>,
+}
+
+/// The names between backquotes in `text`, outside parentheses (which qualify a name:
+/// "`functions` (`to_json`)" allows `functions`).
+fn quoted_names(text: &str) -> Vec<String> {
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    plain
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The room of a path under `src/`: its first component without `.rs`.
+fn room_of(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("src/")?;
+    let first = rest.split('/').next()?;
+    Some(first.trim_end_matches(".rs").to_string())
+}
+
+/// The table's rows for `src/`, in order, with "everything above" and "the public API" read as
+/// every earlier room.
+fn rows() -> Vec<Row> {
+    let text = fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
+    let mut rows: Vec<Row> = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("| `src/")) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+        assert_eq!(cells.len(), 3, "a row of three cells: {line}");
+        let rooms: Vec<String> = quoted_names(cells[0])
+            .iter()
+            .filter_map(|p| room_of(p))
+            .collect();
+        let earlier: BTreeSet<String> = rows.iter().flat_map(|r| r.rooms.clone()).collect();
+        let touch = cells[2].trim();
+        let may_touch = if touch == "everything above" || touch == "the public API" {
+            earlier.clone()
+        } else if touch.starts_with("nothing") {
+            BTreeSet::new()
+        } else {
+            quoted_names(touch)
+                .iter()
+                .map(|n| n.split("::").next().unwrap().to_string())
+                .collect()
+        };
+        for allowed in &may_touch {
+            assert!(
+                earlier.contains(allowed),
+                "{rooms:?} may touch `{allowed}`, which is not a room above it in the table"
+            );
+        }
+        rows.push(Row { rooms, may_touch });
+    }
+    rows
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The rooms named by `crate::<room>` in the code of `source` (comments left out).
+fn crate_paths(source: &str) -> BTreeSet<String> {
+    let mut rooms = BTreeSet::new();
+    for line in source.lines() {
+        let code = line.split("//").next().unwrap();
+        for (at, _) in code.match_indices("crate::") {
+            // `$crate::` and names ending in `crate` (`datafusion_crate::`) are not ours
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                continue;
+            }
+            let name: String = code[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            rooms.insert(name);
+        }
+    }
+    rooms
+}
+
+#[test]
+fn rooms_import_only_the_rooms_below_them() {
+    let rows = rows();
+    let allowed: BTreeMap<&str, &BTreeSet<String>> = rows
+        .iter()
+        .flat_map(|r| {
+            r.rooms
+                .iter()
+                .map(move |room| (room.as_str(), &r.may_touch))
+        })
+        .collect();
+    // the crate root's items, which `crate::` may name: the public functions of `register`
+    let root_items = ["register_all", "register_all_with_state", "session_context"];
+    let mut files = Vec::new();
+    rust_files(&Path::new(ROOT).join("src"), &mut files);
+    assert!(files.len() > 50, "{} files", files.len());
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(ROOT)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if relative == "src/lib.rs" {
+            continue;
+        }
+        let room = room_of(&relative).unwrap();
+        let Some(may_touch) = allowed.get(room.as_str()) else {
+            wrong.push(format!(
+                "{relative}: room `{room}` has no row in ARCHITECTURE.md"
+            ));
+            continue;
+        };
+        for named in crate_paths(&fs::read_to_string(file).unwrap()) {
+            let named = if root_items.contains(&named.as_str()) {
+                "register".to_string()
+            } else {
+                named
+            };
+            if named != room && !may_touch.contains(&named) {
+                wrong.push(format!("{relative}: `{room}` imports `crate::{named}`"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn comments_and_other_crates_are_not_read_as_imports() {
+    let source = "use crate::codec::Variant; // crate::parquet\n\
+                  /// [`x`](crate::sql)\n\
+                  let y = $crate::functions::x; other_crate::cast::y(); crate::register_all();";
+    let found: Vec<String> = crate_paths(source).into_iter().collect();
+    assert_eq!(found, ["codec", "register_all"]);
+    assert_eq!(
+        quoted_names("`functions` (`to_json`), `cast` (type names)"),
+        ["functions", "cast"]
+    );
+}
