@@ -3,106 +3,14 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_trait::async_trait;
+use common::recording::{Recording, leaves_read};
 use datafusion::arrow::array::{Array, AsArray};
-use datafusion::object_store::local::LocalFileSystem;
-use datafusion::object_store::path::Path as StorePath;
-use datafusion::object_store::{
-    CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
-    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult,
-};
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::session_context;
-use futures::stream::BoxStream;
-
-/// A local file system that records the byte ranges read.
-#[derive(Debug)]
-struct Recording {
-    inner: LocalFileSystem,
-    ranges: Mutex<Vec<Range<u64>>>,
-}
-
-impl fmt::Display for Recording {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Recording({})", self.inner)
-    }
-}
-
-#[async_trait]
-impl ObjectStore for Recording {
-    async fn put_opts(
-        &self,
-        location: &StorePath,
-        payload: PutPayload,
-        opts: PutOptions,
-    ) -> datafusion::object_store::Result<PutResult> {
-        self.inner.put_opts(location, payload, opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &StorePath,
-        opts: PutMultipartOptions,
-    ) -> datafusion::object_store::Result<Box<dyn MultipartUpload>> {
-        self.inner.put_multipart_opts(location, opts).await
-    }
-
-    async fn get_opts(
-        &self,
-        location: &StorePath,
-        options: GetOptions,
-    ) -> datafusion::object_store::Result<GetResult> {
-        if let Some(GetRange::Bounded(range)) = &options.range {
-            self.ranges.lock().unwrap().push(range.clone());
-        }
-        self.inner.get_opts(location, options).await
-    }
-
-    async fn get_ranges(
-        &self,
-        location: &StorePath,
-        ranges: &[Range<u64>],
-    ) -> datafusion::object_store::Result<Vec<bytes::Bytes>> {
-        self.ranges.lock().unwrap().extend(ranges.iter().cloned());
-        self.inner.get_ranges(location, ranges).await
-    }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, datafusion::object_store::Result<StorePath>>,
-    ) -> BoxStream<'static, datafusion::object_store::Result<StorePath>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(
-        &self,
-        prefix: Option<&StorePath>,
-    ) -> BoxStream<'static, datafusion::object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    async fn list_with_delimiter(
-        &self,
-        prefix: Option<&StorePath>,
-    ) -> datafusion::object_store::Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
-    }
-
-    async fn copy_opts(
-        &self,
-        from: &StorePath,
-        to: &StorePath,
-        options: CopyOptions,
-    ) -> datafusion::object_store::Result<()> {
-        self.inner.copy_opts(from, to, options).await
-    }
-}
 
 fn scratch(name: &str) -> PathBuf {
     common::scratch_dir("shredded-leaves-test", name)
@@ -111,10 +19,7 @@ fn scratch(name: &str) -> PathBuf {
 /// A session reading files through a [`Recording`] store, with the table `t` over `path`.
 async fn recording_session(path: &Path) -> (SessionContext, Arc<Recording>) {
     let ctx = session_context();
-    let store = Arc::new(Recording {
-        inner: LocalFileSystem::new(),
-        ranges: Mutex::new(vec![]),
-    });
+    let store = Recording::new();
     ctx.register_object_store(
         &url::Url::parse("file://").unwrap(),
         Arc::clone(&store) as _,
@@ -128,33 +33,6 @@ async fn recording_session(path: &Path) -> (SessionContext, Arc<Recording>) {
     )
     .await;
     (ctx, store)
-}
-
-/// The leaves (dotted Parquet paths) whose column chunks overlap the ranges read by `sql`.
-async fn leaves_read(
-    ctx: &SessionContext,
-    store: &Recording,
-    path: &Path,
-    sql: &str,
-) -> BTreeSet<String> {
-    store.ranges.lock().unwrap().clear();
-    common::run(ctx, sql).await;
-    let ranges = store.ranges.lock().unwrap().clone();
-    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
-    let mut read = BTreeSet::new();
-    for rg in reader.metadata().row_groups() {
-        for column in rg.columns() {
-            let (start, len) = column.byte_range();
-            let chunk = start..start + len;
-            if ranges
-                .iter()
-                .any(|r| r.start < chunk.end && chunk.start < r.end)
-            {
-                read.insert(column.column_path().string());
-            }
-        }
-    }
-    read
 }
 
 /// The text of the first column of `batches` (no NULLs), row by row.

@@ -18,8 +18,13 @@
 //! - [`ShreddingOptions`] / [`write_parquet`]: writing variant columns shredded, from `COPY ..
 //!   OPTIONS ('variant.shred.v' 'struct<a bigint, b string>')` or from Rust.
 //!
-//! Shredded files are read as they are (`typed_value` columns included) and reassembled by the
-//! functions. A per-file expression rewrite reading `typed_value` directly plugs in through
+//! - [`variant_scan`] / [`with_variant_scans`]: the same per-file work (paths read from shredded
+//!   leaves, filters pushed into the scan, pruning) for Parquet scans an application builds
+//!   itself over DataFusion's `ParquetSource`, as lakehouse table providers do.
+//!
+//! Shredded files are read as they are (`typed_value` columns included): per file, paths read
+//! from the leaves they need and other uses are reassembled ([`VariantExprAdapterFactory`]); an
+//! application's own expression adapter plugs in through
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
 mod expr_adapter;
 mod facts;
@@ -59,7 +64,7 @@ pub use shred_on_write::{
 };
 pub use shredded_get::ShreddedGetExpr;
 pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
-pub use source::VariantParquetSource;
+pub use source::{VariantParquetSource, variant_scan, with_variant_scans};
 pub use table::{VariantParquetTable, VariantTableFactory};
 pub use whole_value_filters::WholeValueFiltersIntoScan;
 

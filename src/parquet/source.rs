@@ -18,9 +18,10 @@ use std::sync::Arc;
 use std::collections::HashMap;
 
 use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
-use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Result, plan_err};
+use datafusion::datasource::memory::DataSourceExec;
 use datafusion::datasource::physical_plan::parquet::{
     DefaultParquetFileReaderFactory, ParquetAccessPlan, ParquetFileReaderFactory,
 };
@@ -32,11 +33,11 @@ use datafusion::parquet::file::metadata::PageIndexPolicy;
 use datafusion::physical_expr::EquivalenceProperties;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr_common::sort_expr::{LexOrdering, PhysicalSortExpr};
-use datafusion::physical_plan::DisplayFormatType;
 use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::sort_pushdown::SortOrderPushdownResult;
+use datafusion::physical_plan::{DisplayFormatType, ExecutionPlan};
 use datafusion_datasource::PartitionedFile;
 use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 
@@ -325,6 +326,64 @@ impl FileSource for VariantParquetSource {
     ) -> Result<TreeNodeRecursion> {
         self.inner.apply_expressions(f)
     }
+}
+
+/// `config`, a scan over DataFusion's [`ParquetSource`] that an application built itself (a
+/// lakehouse table provider, say), with the per-file work of our own tables: `variant_get` paths
+/// on a column a file shreds read from the path's leaves only, filters on such paths pushed into
+/// the scan (Parquet row filters with `pushdown_filters`), and row groups and pages pruned with
+/// the leaves' statistics. Variant columns of another layout in a file than in the table are
+/// reassembled. The scan's own expression adapter factory, if it has one, keeps adapting
+/// everything else (ours wraps it); a scan that already has this work is returned as it is.
+///
+/// What it needs from the scan: the table schema declares each variant column as the
+/// unshredded `arrow.parquet.variant` struct (`Struct{metadata, value}` with the extension
+/// metadata, see [`crate::variant_array::variant_field`]), and the session has our functions
+/// ([`crate::register_all`]), whose calls the scan recognises. Paths reach the scan through
+/// DataFusion's projection pushdown, which does not cross a round-robin repartition: a scan with
+/// no statistics that DataFusion repartitions that way reads whole columns (give the scan its
+/// row counts, as lakehouse logs have them). See `tests/foreign_scan.rs`.
+pub fn variant_scan(mut config: FileScanConfig) -> Result<FileScanConfig> {
+    if config
+        .file_source
+        .downcast_ref::<VariantParquetSource>()
+        .is_some()
+    {
+        return Ok(config);
+    }
+    let Some(parquet) = config.file_source.downcast_ref::<ParquetSource>().cloned() else {
+        return plan_err!(
+            "variant_scan: the scan reads {} files through another source than DataFusion's \
+             ParquetSource",
+            config.file_source.file_type()
+        );
+    };
+    let adapter = Arc::new(match config.expr_adapter_factory.take() {
+        Some(theirs) => VariantExprAdapterFactory::new(theirs),
+        None => VariantExprAdapterFactory::over_default(),
+    });
+    config.expr_adapter_factory = Some(Arc::clone(&adapter) as _);
+    config.file_source = Arc::new(VariantParquetSource::new(parquet, Some(adapter)));
+    Ok(config)
+}
+
+/// `plan` with [`variant_scan`]'s work on every scan over DataFusion's [`ParquetSource`] in it:
+/// for a table provider whose `scan` returns a plan of its own making, wrap its answer.
+pub fn with_variant_scans(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        let Some(config) = node
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
+            .filter(|config| config.file_source.downcast_ref::<ParquetSource>().is_some())
+        else {
+            return Ok(Transformed::no(node));
+        };
+        let config = variant_scan(config.clone())?;
+        Ok(Transformed::yes(
+            DataSourceExec::from_data_source(config) as Arc<dyn ExecutionPlan>
+        ))
+    })
+    .data()
 }
 
 /// The factory `source` opens files with: its own, or DataFusion's default over `store`.
