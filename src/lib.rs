@@ -51,6 +51,8 @@
 //! - `cli` (feature `cli`): the `variant-sql` command-line program.
 //! - `distributed` (feature `distributed`): sessions for datafusion-distributed.
 
+#![warn(missing_docs)]
+
 mod arrow_nested;
 pub mod cast;
 #[cfg(feature = "cli")]

@@ -1,0 +1,158 @@
+//! [`PySessionContext`]: our own DataFusion session with everything the library installs.
+use std::sync::Arc;
+
+use datafusion::datasource::MemTable;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_parquet_variant::parquet::register_parquet_table;
+use datafusion_parquet_variant::register_all_with_state;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::arrow_stream::read_stream;
+use crate::dataframe::PyDataFrame;
+use crate::runtime::{py_err, run};
+
+/// A DataFusion session with the whole Variant engine: our functions, the `v:path` syntax,
+/// casts of variants as typed extractions, the `VARIANT` type name, and Parquet tables that read
+/// shredded files leaf by leaf and write VARIANT columns (atomically).
+#[pyclass(
+    name = "SessionContext",
+    module = "datafusion_parquet_variant._internal",
+    frozen
+)]
+pub(crate) struct PySessionContext {
+    ctx: SessionContext,
+}
+
+/// A memory size: an int of bytes, or a text of a number and a unit (`k`, `m`, `g`, `t`, powers
+/// of 1024; `b` or none for bytes).
+fn memory_size(limit: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(bytes) = limit.extract::<usize>() {
+        return Ok(bytes);
+    }
+    let bad = || {
+        PyValueError::new_err(format!(
+            "memory_limit: not a memory size: {limit} (say 1073741824, '512m' or '2g')"
+        ))
+    };
+    let text = limit.extract::<String>().map_err(|_| bad())?.to_lowercase();
+    let text = text.trim().trim_end_matches('b');
+    let (number, unit) = match text.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, ""),
+    };
+    let scale: u64 = match unit {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let number: f64 = number.trim().parse().map_err(|_| bad())?;
+    if !number.is_finite() || number < 0.0 {
+        return Err(bad());
+    }
+    Ok((number * scale as f64) as usize)
+}
+
+#[pymethods]
+impl PySessionContext {
+    /// `memory_limit` (bytes, or a text such as `"512m"` or `"2g"`) bounds what queries hold in
+    /// memory: one that needs more spills or fails with `ResourcesExhausted`.
+    /// `target_partitions` is the number of parallel streams (default: the number of cores).
+    #[new]
+    #[pyo3(signature = (memory_limit=None, target_partitions=None))]
+    fn new(
+        memory_limit: Option<Bound<'_, PyAny>>,
+        target_partitions: Option<usize>,
+    ) -> PyResult<Self> {
+        let memory_limit = memory_limit.map(|l| memory_size(&l)).transpose()?;
+        let mut config = SessionConfig::new();
+        if let Some(partitions) = target_partitions {
+            config = config.with_target_partitions(partitions);
+        }
+        let mut runtime = RuntimeEnvBuilder::new();
+        if let Some(limit) = memory_limit {
+            runtime = runtime.with_memory_limit(limit, 1.0);
+        }
+        let runtime = runtime.build_arc().map_err(py_err)?;
+        let builder = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime)
+            .with_default_features();
+        let state = register_all_with_state(builder).build();
+        Ok(PySessionContext {
+            ctx: SessionContext::new_with_state(state),
+        })
+    }
+
+    /// Plans `query`. A query (SELECT, EXPLAIN...) runs when its result is read; a statement
+    /// runs now: DDL as DataFusion runs it, and `COPY` and `INSERT` too, whose result is then the
+    /// row count.
+    fn sql(&self, py: Python<'_>, query: &str) -> PyResult<PyDataFrame> {
+        let ctx = self.ctx.clone();
+        let query = query.to_string();
+        let df = run(py, async move {
+            let df = ctx.sql(&query).await?;
+            if !matches!(
+                df.logical_plan(),
+                LogicalPlan::Copy(_) | LogicalPlan::Dml(_)
+            ) {
+                return Ok(df);
+            }
+            let schema = Arc::clone(df.schema().inner());
+            let batches = df.collect().await?;
+            ctx.read_table(Arc::new(MemTable::try_new(schema, vec![batches])?))
+        })?;
+        Ok(PyDataFrame::new(df))
+    }
+
+    /// Registers the Parquet file, folder or glob `path` as the table `name` (VARIANT columns as
+    /// variants, shredded files read leaf by leaf).
+    fn register_parquet(&self, py: Python<'_>, name: &str, path: &str) -> PyResult<()> {
+        let ctx = self.ctx.clone();
+        let (name, path) = (name.to_string(), path.to_string());
+        run(py, async move {
+            register_parquet_table(&ctx, &name, &path).await
+        })
+    }
+
+    /// Registers `data`, anything with `__arrow_c_stream__`, as the in-memory table `name`;
+    /// `arrow.parquet.variant` columns stay variants.
+    fn register_arrow(&self, name: &str, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (schema, batches) = read_stream(data)?;
+        let table = MemTable::try_new(schema, vec![batches]).map_err(py_err)?;
+        self.ctx
+            .register_table(name, Arc::new(table))
+            .map_err(py_err)?;
+        Ok(())
+    }
+
+    /// Removes the table `name`.
+    fn deregister_table(&self, name: &str) -> PyResult<()> {
+        self.ctx.deregister_table(name).map_err(py_err)?;
+        Ok(())
+    }
+
+    /// The table `name`, as a result to read.
+    fn table(&self, py: Python<'_>, name: &str) -> PyResult<PyDataFrame> {
+        let ctx = self.ctx.clone();
+        let name = name.to_string();
+        Ok(PyDataFrame::new(run(py, async move {
+            ctx.table(name.as_str()).await
+        })?))
+    }
+
+    /// The names of the tables of the default schema.
+    fn table_names(&self) -> PyResult<Vec<String>> {
+        let catalog = self.ctx.catalog("datafusion");
+        let schema = catalog.and_then(|c| c.schema("public"));
+        let mut names = schema.map(|s| s.table_names()).unwrap_or_default();
+        names.sort();
+        Ok(names)
+    }
+}

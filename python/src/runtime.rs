@@ -1,0 +1,78 @@
+//! The tokio runtime queries run on, waiting for them with the GIL released and Ctrl-C heard,
+//! and DataFusion's errors as Python exceptions.
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use datafusion::error::DataFusionError as DfError;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use tokio::runtime::Runtime;
+
+pyo3::create_exception!(
+    datafusion_parquet_variant,
+    DataFusionError,
+    PyException,
+    "An error of a query: DataFusion's message (planning, execution, bad input)."
+);
+pyo3::create_exception!(
+    datafusion_parquet_variant,
+    ResourcesExhausted,
+    DataFusionError,
+    "A query needed more memory than the session's memory limit allows."
+);
+
+/// DataFusion's error `e` as a Python exception ([`ResourcesExhausted`] for the memory pool's).
+pub(crate) fn py_err(e: DfError) -> PyErr {
+    let message = e.to_string();
+    match e.find_root() {
+        DfError::ResourcesExhausted(_) => ResourcesExhausted::new_err(message),
+        _ => DataFusionError::new_err(message),
+    }
+}
+
+/// The runtime every query of the package runs on (one per process).
+pub(crate) fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("datafusion-parquet-variant")
+            .build()
+            .expect("a tokio runtime")
+    })
+}
+
+/// How often a waiting query checks for a signal.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// Runs `future` to completion on the runtime with the GIL released, so other Python threads
+/// run meanwhile. A signal handler that raises (Ctrl-C's `KeyboardInterrupt`) drops the future,
+/// which cancels the query, and its exception is returned.
+pub(crate) fn wait_for<F>(py: Python<'_>, future: F) -> PyResult<F::Output>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    py.detach(|| {
+        runtime().block_on(async {
+            tokio::pin!(future);
+            loop {
+                tokio::select! {
+                    out = &mut future => return Ok(out),
+                    _ = tokio::time::sleep(SIGNAL_CHECK) => {
+                        Python::attach(|py| py.check_signals())?;
+                    }
+                }
+            }
+        })
+    })
+}
+
+/// [`wait_for`] of a future that returns DataFusion's `Result`, its error as an exception.
+pub(crate) fn run<T: Send>(
+    py: Python<'_>,
+    future: impl Future<Output = datafusion::error::Result<T>> + Send,
+) -> PyResult<T> {
+    wait_for(py, future)?.map_err(py_err)
+}

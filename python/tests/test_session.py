@@ -1,0 +1,178 @@
+"""Our own session (`datafusion_parquet_variant.SessionContext`): the whole engine from Python."""
+
+import datetime
+import decimal
+import os
+import signal
+import threading
+import uuid
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import datafusion_parquet_variant as dfpv
+
+
+def test_functions_syntax_and_casts(ctx):
+    result = ctx.sql(
+        """SELECT v:user.id::int AS id, v:tags[1]::string AS tag, to_json(v) AS json,
+                  CAST(v:amount AS DECIMAL(10, 2)) AS amount
+           FROM (SELECT parse_json('{"user": {"id": 7}, "tags": ["a", "b"], "amount": 12.50}') AS v)"""
+    )
+    assert result.to_pylist() == [
+        {
+            "id": 7,
+            "tag": "b",
+            "json": '{"amount":12.5,"tags":["a","b"],"user":{"id":7}}',
+            "amount": decimal.Decimal("12.50"),
+        }
+    ]
+    assert result.columns == ("id", "tag", "json", "amount")
+
+
+def test_variants_become_python_values(ctx):
+    rows = ctx.sql(
+        """SELECT parse_json('{"i": 1, "big": 30000000000, "d": 1.50, "f": 1e3, "s": "x",
+                               "n": null, "l": [true, {"k": []}]}') AS v,
+                  to_variant(DATE '2024-03-01') AS date,
+                  to_variant(TIMESTAMP '2024-03-01 12:30:00.123456') AS ntz,
+                  to_variant(arrow_cast(uuid(), 'Utf8')) AS text,
+                  CAST(NULL AS VARIANT) AS missing"""
+    ).to_pylist()
+    (row,) = rows
+    assert row["v"] == {
+        "big": 30000000000,
+        "d": decimal.Decimal("1.5"),
+        "f": 1000.0,
+        "i": 1,
+        "l": [True, {"k": []}],
+        "n": None,
+        "s": "x",
+    }
+    assert isinstance(row["v"]["d"], decimal.Decimal)
+    assert row["date"] == datetime.date(2024, 3, 1)
+    assert row["ntz"] == datetime.datetime(2024, 3, 1, 12, 30, 0, 123456)
+    assert isinstance(row["text"], str) and uuid.UUID(row["text"])
+    assert row["missing"] is None
+
+
+def test_variant_bytes_decode_and_bad_bytes_are_value_errors():
+    # {"a": 1}: metadata (version 1, one key "a"), then an object of one int8 field
+    metadata = bytes([0x01, 1, 0, 1]) + b"a"
+    value = bytes([0x02, 1, 0, 0, 2, 0x0C, 1])
+    assert dfpv.variant_to_python(metadata, value) == {"a": 1}
+    with pytest.raises(ValueError, match="not a valid variant"):
+        dfpv.variant_to_python(metadata, bytes([0x02, 9]))
+
+
+def test_results_print_variants_as_json(ctx):
+    result = ctx.sql("""SELECT 1 AS id, parse_json('{"b": [1, 2.50], "a": null}') AS v""")
+    text = repr(result)
+    assert '{"a":null,"b":[1,2.5]}' in text
+    many = ctx.sql("SELECT value AS n FROM generate_series(1, 50)")
+    assert "(first 10 rows shown)" in repr(many)
+    assert "(first" not in many.to_string(50)
+
+
+def test_the_stream_protocol_feeds_pyarrow_and_polars(ctx):
+    result = ctx.sql(
+        "SELECT value AS id, parse_json('{\"n\": ' || value || '}') AS v "
+        "FROM generate_series(1, 3) ORDER BY id"
+    )
+    table = pa.table(result)
+    assert table.num_rows == 3
+    field = table.schema.field("v")
+    metadata = field.metadata or {}
+    extension = getattr(field.type, "extension_name", None)
+    assert extension == dfpv.VARIANT_EXTENSION_NAME or (
+        metadata.get(b"ARROW:extension:name") == dfpv.VARIANT_EXTENSION_NAME.encode()
+    )
+    frame = pl.DataFrame(ctx.sql("SELECT value AS id, value * 2 AS twice FROM generate_series(1, 4)"))
+    assert frame["twice"].sum() == 20
+    # the stream is read lazily and can be read again (each read runs the query)
+    assert pa.table(result).num_rows == 3
+
+
+def test_a_shredded_file_reads_only_its_leaves(ctx, shredded_file):
+    ctx.register_parquet("events", str(shredded_file))
+    query = "SELECT id, v:b::string AS b FROM events WHERE v:a::bigint = 5"
+    assert ctx.sql(query).to_pylist() == [{"id": 5, "b": "x"}]
+    plan = ctx.sql(query).explain(analyze=True)
+    # the scan reads the paths from the shredded leaves and skips the row groups without a = 5
+    assert "variant_paths=[v $.a, v $.b]" in plan or "variant_paths=[v $.b, v $.a]" in plan
+    assert "variant_paths_from_shredded_leaves=" in plan
+    assert "variant_row_groups_pruned=2" in plan
+    assert "variant_paths" in ctx.sql(query).explain()
+
+
+def test_our_file_round_trips_through_pyarrow(ctx, shredded_file):
+    # pyarrow reads our shredded file; the table goes back into a query as a variant column
+    table = pq.read_table(shredded_file)
+    ctx.register_arrow("from_pyarrow", table)
+    rows = ctx.sql("SELECT id, to_json(v) AS j FROM from_pyarrow ORDER BY id").to_pylist()
+    assert rows[3] == {"id": 4, "j": '{"a":4,"b":"z","e":[1,2.5]}'}
+    assert rows[2] == {"id": 3, "j": '{"a":3,"b":7}'}
+    # and a result of ours, through pyarrow, back in
+    ctx.register_arrow("ours", ctx.sql("SELECT v FROM from_pyarrow WHERE id = 1").to_arrow_table())
+    assert ctx.sql("SELECT v:c.d::boolean AS d FROM ours").to_pylist() == [{"d": True}]
+
+
+def test_polars_frames_register_as_tables(ctx):
+    frame = pl.DataFrame({"id": [1, 2], "j": ['{"a": 1}', '{"a": [2]}']})
+    ctx.register_arrow("frame", frame)
+    rows = ctx.sql("SELECT id, schema_of_variant(parse_json(j)) AS s FROM frame ORDER BY id")
+    assert rows.to_pylist() == [{"id": 1, "s": "OBJECT<a: BIGINT>"}, {"id": 2, "s": "OBJECT<a: ARRAY<BIGINT>>"}]
+    with pytest.raises(TypeError, match="__arrow_c_stream__"):
+        ctx.register_arrow("nope", [1, 2, 3])
+
+
+def test_copy_and_insert_run_when_planned(ctx, tmp_path):
+    out = tmp_path / "out.parquet"
+    result = ctx.sql(f"COPY (SELECT parse_json('[1, 2]') AS v) TO '{out}' STORED AS PARQUET")
+    assert out.exists()
+    assert result.to_pylist() == [{"count": 1}]
+    ctx.sql("CREATE TABLE t (v VARIANT)")
+    ctx.sql("INSERT INTO t SELECT parse_json('{\"x\": 1}')")
+    assert ctx.sql("SELECT to_json(v) AS j FROM t").to_pylist() == [{"j": '{"x":1}'}]
+    assert ctx.table("t").count() == 1
+    assert "t" in ctx.table_names()
+
+
+def test_errors_are_python_exceptions(ctx):
+    with pytest.raises(dfpv.DataFusionError, match="table 'nowhere' not found|nowhere"):
+        ctx.sql("SELECT * FROM nowhere")
+    with pytest.raises(dfpv.DataFusionError, match="malformed JSON"):
+        ctx.sql("SELECT parse_json('{\"a\": ') AS v").to_pylist()
+    # a bad cast names the value and the type, as in Spark
+    with pytest.raises(dfpv.DataFusionError, match="cannot be cast"):
+        ctx.sql("SELECT variant_get(parse_json('\"x\"'), '$', 'int') AS i").to_pylist()
+    assert issubclass(dfpv.ResourcesExhausted, dfpv.DataFusionError)
+    with pytest.raises(ValueError, match="not a memory size"):
+        dfpv.SessionContext(memory_limit="lots")
+
+
+def test_a_memory_limit_is_an_exception_not_an_abort():
+    # each batch of parse_json's output (8192 values of about 510 bytes) needs 4 MB
+    query = (
+        "SELECT sum(length(to_json(parse_json('{\"x\": \"' || repeat('y', 500) || value || '\"}')))) AS n "
+        "FROM generate_series(1, 100000)"
+    )
+    limited = dfpv.SessionContext(memory_limit="1m", target_partitions=1)
+    with pytest.raises(dfpv.ResourcesExhausted, match="Resources exhausted"):
+        limited.sql(query).to_pylist()
+    # the same query without the limit: {"x":"y...y<i>"} is 508 bytes and the digits of i
+    expected = sum(508 + len(str(i)) for i in range(1, 100001))
+    assert dfpv.SessionContext().sql(query).to_pylist() == [{"n": expected}]
+
+
+def test_ctrl_c_interrupts_a_running_query(ctx):
+    query = ctx.sql("SELECT count(*) AS n FROM generate_series(1, 100000000000)")
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            query.to_pylist()
+    finally:
+        timer.cancel()
