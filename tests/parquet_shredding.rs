@@ -22,8 +22,7 @@ use datafusion_parquet_variant::parquet::{
 };
 use datafusion_parquet_variant::session_context;
 use datafusion_parquet_variant::shredding::{
-    TopLevel, for_each_top_level, shred_variant, shredded_validity, shredded_variant_type,
-    variant_column,
+    self, TopLevel, for_each_top_level, shred_variant, shredded_validity, shredded_variant_type,
 };
 use datafusion_parquet_variant::variant_array::{
     VariantArrayBuilder, variant_data_type, variant_field,
@@ -53,7 +52,7 @@ fn variant_column(values: &[Option<(Vec<u8>, Vec<u8>)>]) -> ArrayRef {
 
 /// The rows of a variant column (any layout) in the value model, as our reader reassembles them.
 fn ours(array: &ArrayRef) -> Vec<Option<V>> {
-    let column = variant_column(array).unwrap();
+    let column = shredding::variant_column(array).unwrap();
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.get(i).unwrap().map(|v| decode_ours(v).unwrap()))
@@ -87,7 +86,7 @@ fn validity(array: &ArrayRef) -> Vec<Option<bool>> {
         let valid = shredded_validity(array.as_struct()).unwrap();
         return valid.as_boolean().iter().collect();
     }
-    let column = variant_column(array).unwrap();
+    let column = shredding::variant_column(array).unwrap();
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.bytes(i).map(|(m, v)| codec::validate(m, v).is_ok()))
@@ -125,7 +124,7 @@ fn top_levels(array: &ArrayRef) -> Vec<String> {
         .unwrap();
         return out;
     }
-    let column = variant_column(array).unwrap();
+    let column = shredding::variant_column(array).unwrap();
     let rows = column.rows().unwrap();
     (0..column.len())
         .map(|i| rows.get(i).unwrap().map_or("SQL NULL".into(), of_value))
@@ -871,7 +870,7 @@ async fn conformance_schemas_written_by_us_read_back_exactly() {
         let got_json: Vec<Option<String>> = read
             .iter()
             .flat_map(|b| {
-                let column = variant_column(b.column(0)).unwrap();
+                let column = shredding::variant_column(b.column(0)).unwrap();
                 let rows = column.rows().unwrap();
                 (0..column.len())
                     .map(|i| rows.get(i).unwrap().map(json_of))
