@@ -38,7 +38,7 @@ pub enum VariantSchema {
     TimestampNtzNanos,
     /// UUID.
     Uuid,
-    /// ARRAY<element>.
+    /// `ARRAY<element>`.
     Array(Box<VariantSchema>),
     /// OBJECT<key: type, ...>, keys sorted by their UTF-8 bytes.
     Object(BTreeMap<String, VariantSchema>),

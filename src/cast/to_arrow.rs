@@ -148,7 +148,7 @@ pub enum TypedBuilder {
     Timestamp(TimestampMicrosecondBuilder, Option<Arc<str>>),
     /// VARIANT.
     Variant(VariantArrayBuilder),
-    /// ARRAY<T>.
+    /// `ARRAY<T>`.
     List {
         /// The element field.
         field: FieldRef,

@@ -6,7 +6,7 @@
 //! - [`VariantBuilder`]: writes values with minimal widths and a sorted, unique dictionary.
 //! - [`JsonParser`]: a streaming JSON parser that writes Variant directly (Spark's number rules).
 //! - [`write_json`]: Variant to JSON text with Spark's formatting.
-//! - [`format`]: the scalar formatting rules (Java doubles, decimals, dates, timestamps, escapes).
+//! - [`format`](mod@format): the scalar formatting rules (Java doubles, decimals, dates, timestamps, escapes).
 //!
 //! ```
 //! use datafusion_parquet_variant::codec::{

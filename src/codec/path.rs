@@ -193,7 +193,7 @@ impl VariantPath {
     /// end), or None where [`VariantPath::navigate`] gives None. A lean version of `navigate` for
     /// hot loops: it works on raw bytes and small values, and gives [`Unreadable`] instead of a
     /// detailed error for corrupt bytes. Loops over many rows should resolve the path's shape
-    /// once with [`VariantPath::raw_lookup`].
+    /// once with `VariantPath::raw_lookup`.
     #[inline(always)]
     pub fn lookup_raw<'a>(
         &self,

@@ -25,8 +25,8 @@ use crate::codec::{Unreadable, Variant, VariantPath};
 use crate::shredding::{extract_shredded, variant_column};
 use crate::variant_array::{variant_data_type, variant_field};
 
-/// The `variant_get` UDF. `path` holds the literal path parsed at planning time (see
-/// [`specialize`]).
+/// The `variant_get` UDF. `path` holds the literal path parsed at planning time (by its
+/// `simplify`).
 ///
 /// In its *deferred* form (`variant_get_deferred`, made by the analyzer from a typed
 /// `variant_get` of a column, see `variant_get_checked::defer_cast_errors`), a value that cannot be cast gives NULL

@@ -1,7 +1,7 @@
 //! `variant_get_checked(variant_get_deferred(v, path, type))`: the value of a typed
 //! `variant_get` whose extraction the optimizer may move toward the scan, with its cast errors
 //! raised here, where the call was written, for the rows that get here (see
-//! [`VariantGet`](super::variant_get::VariantGet)). Not callable from SQL: the analyzer builds it.
+//! [`VariantGet`]). Not callable from SQL: the analyzer builds it.
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};

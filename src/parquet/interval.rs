@@ -7,15 +7,15 @@
 //!
 //! - the table schema gives such a column `Interval(MonthDayNano)`, at any depth (see
 //!   [`super::logical_types`]);
-//! - the scan's files are opened through [`IntervalReaderFactory`], whose readers hand the opener
+//! - the scan's files are opened through `IntervalReaderFactory`, whose readers hand the opener
 //!   a footer in which those columns (or the `INTERVAL` leaves inside them) are plain 12-byte
 //!   values, without statistics (the format defines no order on `INTERVAL`, so none may prune);
 //!   (only for scans that use our expression adapter, and not for encrypted files, whose
 //!   footers cannot be rebuilt without their decryptor: there the parquet crate's lossy reading
 //!   is refused with an error);
-//! - the per-file expression adapter reads each such column through [`IntervalFromParquet`]
+//! - the per-file expression adapter reads each such column through `IntervalFromParquet`
 //!   (nested ones through its walk of the column), which converts the bytes exactly
-//!   (milliseconds to nanoseconds, [`interval_from_bytes`]). A month or day count past
+//!   (milliseconds to nanoseconds, `interval_from_bytes`). A month or day count past
 //!   `i32::MAX` has no `Interval(MonthDayNano)` value and is an error, not a wrapped number.
 //!
 //! Writing (our Parquet sink) goes the other way: an `Interval(MonthDayNano)` column is written

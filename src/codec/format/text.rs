@@ -23,8 +23,8 @@ pub fn write_uuid(out: &mut Vec<u8>, bytes: &[u8; 16]) {
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// Appends standard base64 with padding (no line breaks): [1]->"AQ==", [1,2]->"AQI=",
-/// [1,2,255]->"AQL/".
+/// Appends standard base64 with padding (no line breaks): `[1]` -> `"AQ=="`, `[1,2]` ->
+/// `"AQI="`, `[1,2,255]` -> `"AQL/"`.
 pub fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len().div_ceil(3) * 4);
     let mut chunks = bytes.chunks_exact(3);
