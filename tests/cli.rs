@@ -462,3 +462,46 @@ fn slt_runs_user_suites() {
             .success()
     );
 }
+
+/// `:` binds as in Spark in every way the program reads SQL that it can reach: `-c` and `-f` in
+/// the table, CSV and JSON formats. datafusion-cli's REPL parses what it reads itself, with no
+/// hook: there the misread form is an error that names the fix.
+#[test]
+fn colon_paths_bind_as_in_spark() {
+    let query = "SELECT 1 + parse_json('{\"a\": 5}'):a::int * 2 AS x";
+    assert_eq!(ok(&["--format", "csv", "-c", query]), "x\n11\n");
+    assert_eq!(ok(&["--format", "json", "-c", query]), "[{\"x\":11}]\n");
+
+    let dir = scratch("colon");
+    let script = dir.join("script.sql");
+    std::fs::write(&script, format!("SELECT 0 AS first;\n{query};\n")).unwrap();
+    let out = ok(&["-f", script.to_str().unwrap()]);
+    assert!(out.contains("| 11 |"), "{out}");
+    let out = ok(&["--format", "nd-json", "-f", script.to_str().unwrap()]);
+    assert_eq!(out, "{\"first\":0}\n{\"x\":11}\n");
+
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+        .args(["-q", "--format", "csv"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{query};\nSELECT 1 + (parse_json('5'))::int AS y;\n\\q\n").as_bytes())
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let both = format!("{stdout}{stderr}");
+    assert!(
+        both.contains("binds `:` more loosely than `+`"),
+        "{both}"
+    );
+    assert!(stdout.contains("y\n6\n"), "{stdout}");
+}

@@ -8,6 +8,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_parquet_variant::parquet::register_parquet_table;
 use datafusion_parquet_variant::register_all_with_state;
+use datafusion_parquet_variant::sql::run_sql;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -97,7 +98,7 @@ impl PySessionContext {
         let ctx = self.ctx.clone();
         let query = query.to_string();
         let df = run(py, async move {
-            let df = ctx.sql(&query).await?;
+            let df = run_sql(&ctx, &query).await?;
             if !matches!(
                 df.logical_plan(),
                 LogicalPlan::Copy(_) | LogicalPlan::Dml(_)

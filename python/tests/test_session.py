@@ -32,6 +32,15 @@ def test_functions_syntax_and_casts(ctx):
     assert result.columns == ("id", "tag", "json", "amount")
 
 
+def test_colon_paths_bind_as_in_spark(ctx):
+    # Spark's answer: 1 + (5 * 2) and -5, not ((1 + v):a) * 2
+    result = ctx.sql(
+        """SELECT 1 + v:a::int * 2 AS x, -v:a::int AS y
+           FROM (SELECT parse_json('{"a": 5}') AS v)"""
+    )
+    assert result.to_pylist() == [{"x": 11, "y": -5}]
+
+
 def test_variants_become_python_values(ctx):
     rows = ctx.sql(
         """SELECT parse_json('{"i": 1, "big": 30000000000, "d": 1.50, "f": 1e3, "s": "x",

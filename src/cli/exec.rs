@@ -9,16 +9,17 @@
 use std::io::{BufWriter, Write};
 
 use datafusion::common::instant::Instant;
-use datafusion::common::{exec_datafusion_err, plan_datafusion_err};
+use datafusion::common::exec_datafusion_err;
 use datafusion::config::Dialect;
 use datafusion::error::Result;
-use datafusion::sql::parser::{DFParser, Statement as DFStatement};
+use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::Statement as SqlStatement;
-use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use datafusion_cli::cli_context::CliSessionContext;
-use datafusion_cli::exec::{exec_from_commands, exec_from_files};
+use datafusion_cli::exec::exec_from_commands;
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::PrintOptions;
+
+use crate::sql::colon_precedence::{parse_sql, rewrite_sql_text};
 
 use super::context::VariantCliContext;
 use super::json_output::JsonPrinter;
@@ -40,6 +41,11 @@ pub async fn exec_commands(
     options: &PrintOptions,
 ) -> Result<()> {
     let Some(line_delimited) = json_mode(options.format) else {
+        let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
+        let commands = commands
+            .into_iter()
+            .map(|sql| spark_colons(sql, &dialect))
+            .collect();
         return exec_from_commands(ctx, commands, options).await;
     };
     for sql in commands {
@@ -48,7 +54,8 @@ pub async fn exec_commands(
     Ok(())
 }
 
-/// Runs the statements of each file, like datafusion-cli: lines starting with `--` or `#!` are
+/// Runs the statements of each file, like datafusion-cli (whose file loop this is, so that the
+/// `:` paths can be rebound before its parser reads them): lines starting with `--` or `#!` are
 /// skipped, a line ending with `;` ends a statement; an error in a `;`-terminated statement is
 /// printed and execution goes on, an error in a final unterminated statement is returned.
 pub async fn exec_files(
@@ -56,9 +63,6 @@ pub async fn exec_files(
     files: Vec<String>,
     options: &PrintOptions,
 ) -> Result<()> {
-    let Some(line_delimited) = json_mode(options.format) else {
-        return exec_from_files(ctx, files, options).await;
-    };
     for file in files {
         let text = std::fs::read_to_string(&file)
             .map_err(|e| exec_datafusion_err!("cannot read {file}: {e}"))?;
@@ -70,7 +74,7 @@ pub async fn exec_files(
             let line = line.trim_end();
             query.push_str(line);
             if line.ends_with(';') {
-                if let Err(e) = exec_sql_json(ctx, &query, options, line_delimited).await {
+                if let Err(e) = exec_sql(ctx, &query, options).await {
                     eprintln!("{e}");
                 }
                 query.clear();
@@ -79,10 +83,22 @@ pub async fn exec_files(
             }
         }
         if query.contains(|c| c != '\n') {
-            exec_sql_json(ctx, &query, options, line_delimited).await?;
+            exec_sql(ctx, &query, options).await?;
         }
     }
     Ok(())
+}
+
+/// Runs the statements of `sql`: in the JSON formats through [`exec_sql_json`], in the others
+/// through datafusion-cli's loop with the `:` paths rebound first.
+async fn exec_sql(ctx: &VariantCliContext, sql: &str, options: &PrintOptions) -> Result<()> {
+    match json_mode(options.format) {
+        Some(line_delimited) => exec_sql_json(ctx, sql, options, line_delimited).await,
+        None => {
+            let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
+            exec_from_commands(ctx, vec![spark_colons(sql.to_string(), &dialect)], options).await
+        }
+    }
 }
 
 /// Runs the statements of `sql` in a JSON format: queries through [`JsonPrinter`], the rest
@@ -95,7 +111,7 @@ async fn exec_sql_json(
 ) -> Result<()> {
     let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
     for statement_sql in split_statements(sql) {
-        let mut statements = parse(&statement_sql, &dialect)?;
+        let mut statements = parse_sql(&ctx.session_state(), &statement_sql)?;
         let is_query = matches!(
             statements.as_slice(),
             [DFStatement::Statement(s)] if matches!(**s, SqlStatement::Query(_))
@@ -104,20 +120,22 @@ async fn exec_sql_json(
             Some(statement) if is_query => {
                 run_query_json(ctx, statement, options, line_delimited).await?
             }
-            _ => exec_from_commands(ctx, vec![statement_sql], options).await?,
+            _ => {
+                let statement_sql = spark_colons(statement_sql, &dialect);
+                exec_from_commands(ctx, vec![statement_sql], options).await?
+            }
         }
     }
     Ok(())
 }
 
-fn parse(sql: &str, dialect: &Dialect) -> Result<Vec<DFStatement>> {
-    let parser_dialect = dialect_from_str(dialect).ok_or_else(|| {
-        plan_datafusion_err!(
-            "Unsupported SQL dialect: {dialect}. Available dialects: {}.",
-            Dialect::available()
-        )
-    })?;
-    Ok(DFParser::parse_sql_with_dialect(sql, parser_dialect.as_ref())?.into())
+/// `sql` with its `:` paths bound as Spark binds them, for datafusion-cli's own parser; as it is
+/// when nothing changes or it does not parse (datafusion-cli then reports the error).
+fn spark_colons(sql: String, dialect: &Dialect) -> String {
+    match rewrite_sql_text(&sql, dialect) {
+        Ok(Some(rewritten)) => rewritten,
+        _ => sql,
+    }
 }
 
 async fn run_query_json(

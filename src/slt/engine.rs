@@ -160,7 +160,7 @@ fn source_travels(source: &Arc<dyn TableSource>) -> bool {
 
 /// Plans and runs `sql`, renders variant columns as JSON and normalizes every cell.
 async fn run_query(ctx: &SessionContext, sql: &str) -> Result<DBOutput<DFColumnType>, EngineError> {
-    let df = ctx.sql(sql).await?;
+    let df = crate::sql::run_sql(ctx, sql).await?;
     let round_trip = ctx
         .state()
         .config()

@@ -2,7 +2,7 @@
 use datafusion::common::{DFSchema, Result, ScalarValue, plan_err};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
-use datafusion::logical_expr::{Expr, lit};
+use datafusion::logical_expr::{Expr, Operator, lit};
 use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use crate::functions::variant_get::variant_get_udf;
@@ -24,6 +24,15 @@ impl ExprPlanner for ColonPathPlanner {
         if !is_colon {
             return Ok(PlannerResult::Original(expr));
         }
+        if let Some(operator) = loosely_bound_operator(&expr.left) {
+            return plan_err!(
+                "DataFusion's parser binds `:` more loosely than `{operator}` and read \
+                 `x {operator} y:{path}` as `(x {operator} y):{path}`; Spark binds the path to `y`. \
+                 Write `x {operator} (y:{path})`, or plan the query with \
+                 datafusion_parquet_variant::sql::run_sql (as variant-sql, its sqllogictest engine \
+                 and the Python package do), which binds `:` as Spark does"
+            );
+        }
         let path = colon_path_to_variant_path(path)?;
         Ok(PlannerResult::Planned(Expr::ScalarFunction(
             ScalarFunction::new_udf(variant_get_udf(), vec![expr.left, lit(path)]),
@@ -31,8 +40,31 @@ impl ExprPlanner for ColonPathPlanner {
     }
 }
 
+/// The operator of `left` when `left` is one that a `:` path cannot follow as a whole in Spark:
+/// the sign of a parse that bound `:` too loosely (`1 + v:a` read as `(1 + v):a`).
+fn loosely_bound_operator(left: &Expr) -> Option<String> {
+    match left {
+        Expr::BinaryExpr(b)
+            if b.op.is_numerical_operators()
+                || matches!(
+                    b.op,
+                    Operator::StringConcat
+                        | Operator::BitwiseAnd
+                        | Operator::BitwiseOr
+                        | Operator::BitwiseXor
+                        | Operator::BitwiseShiftLeft
+                        | Operator::BitwiseShiftRight
+                ) =>
+        {
+            Some(b.op.to_string())
+        }
+        Expr::Negative(_) => Some("-".to_string()),
+        _ => None,
+    }
+}
+
 /// Turns the path text sqlparser gives for `v:...` (`a.b[0]`, `"x y".z`, `['k'][1]`) into a
-/// `variant_get` path (`$['a']['b'][0]`).
+/// `variant_get` path (`$.a.b[0]`). A quoted name is path text, as Spark reads a backquoted one.
 pub fn colon_path_to_variant_path(text: &str) -> Result<String> {
     let mut out = String::from("$");
     let mut rest = text;
@@ -80,7 +112,13 @@ pub fn colon_path_to_variant_path(text: &str) -> Result<String> {
                 let Some(end) = end else {
                     return plan_err!("unterminated quoted key in variant path `{text}`");
                 };
-                push_key(&mut out, &key, text)?;
+                if key.is_empty() {
+                    return plan_err!("empty key in variant path `{text}`");
+                }
+                // Spark reads a backquoted name as path text: `field.name` is `field`, then
+                // `name`, and `a[0]` an element of `a` (sqlparser shows backquotes as double
+                // quotes). The key `field.name` itself is `['field.name']`.
+                out.push_str(&colon_path_to_variant_path(&key)?[1..]);
                 rest = &r[end..];
             } else {
                 let end = rest.find(['.', '[']).unwrap_or(rest.len());
@@ -139,7 +177,10 @@ mod tests {
         assert_eq!(colon_path_to_variant_path("a").unwrap(), "$.a");
         assert_eq!(colon_path_to_variant_path("a.b[0]").unwrap(), "$.a.b[0]");
         assert_eq!(colon_path_to_variant_path("\"x y\".z").unwrap(), "$.x y.z");
-        assert_eq!(colon_path_to_variant_path("\"x.y\"").unwrap(), "$['x.y']");
+        assert_eq!(colon_path_to_variant_path("\"x.y\"").unwrap(), "$.x.y");
+        assert_eq!(colon_path_to_variant_path("\"a[0]\".b").unwrap(), "$.a[0].b");
+        assert_eq!(colon_path_to_variant_path("['x.y']").unwrap(), "$['x.y']");
+        assert!(colon_path_to_variant_path("\"\"").is_err());
         assert_eq!(colon_path_to_variant_path("['k'][1]").unwrap(), "$.k[1]");
         assert_eq!(colon_path_to_variant_path("[0]").unwrap(), "$[0]");
         assert_eq!(

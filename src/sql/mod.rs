@@ -1,15 +1,17 @@
-//! SQL planning extensions: the `v:path` operator, casts of variants as typed extractions, and
+//! SQL planning extensions: the `v:path` operator (bound as Spark binds it by [`run_sql`]), casts of variants as typed extractions, and
 //! the `VARIANT` type name, `variant_explode` in FROM (also `LATERAL`), and whole-value reads
 //! (`to_json`) moved into the scan.
 
 pub mod cast_rewrite;
 pub mod colon_path;
+pub mod colon_precedence;
 pub mod explode;
 pub mod type_planner;
 pub mod whole_value_reads;
 
 pub use cast_rewrite::VariantCastRewrite;
 pub use colon_path::ColonPathPlanner;
+pub use colon_precedence::{parse_sql, run_sql};
 pub use explode::{LateralExplodeRule, VariantExplodePlanner};
 pub use type_planner::VariantTypePlanner;
 pub use whole_value_reads::WholeValueReadsIntoScan;
