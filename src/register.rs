@@ -6,6 +6,7 @@ use datafusion::common::config::TableOptions;
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::Result;
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
+use datafusion::logical_expr::planner::ExprPlanner;
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
 use datafusion::optimizer::Analyzer;
 use datafusion::prelude::SessionConfig;
@@ -19,8 +20,9 @@ use crate::parquet::{
     WholeValueFiltersIntoScan,
 };
 use crate::sql::{
-    ColonPathPlanner, LateralExplodeRule, VariantCastRewrite, VariantExplodePlanner,
-    VariantTypePlanner, WholeValueReadsIntoScan,
+    ColonPathPlanner, LateralExplodeRule, UnionToVariant, VariantCastRewrite, VariantCoercion,
+    VariantComparisonPlanner, VariantExplodePlanner, VariantOrderingCheck, VariantTypePlanner,
+    WholeValueReadsIntoScan, variant_choice_functions,
 };
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
@@ -36,7 +38,10 @@ use crate::sql::{
 /// registers the functions again in no fixed order, so where two claim a name, e.g. an
 /// application's `date_trunc` over DataFusion's, either may win.)
 pub fn register_all(ctx: &SessionContext) -> Result<()> {
-    for udf in scalar_functions() {
+    for udf in scalar_functions()
+        .into_iter()
+        .chain(variant_choice_functions())
+    {
         ctx.register_udf(udf.as_ref().clone());
     }
     for udaf in aggregate_functions() {
@@ -51,9 +56,12 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     extensions.insert(VariantConfig::default());
     extensions.insert(KernelMemory::new(pool));
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
+    state.register_expr_planner(Arc::new(VariantComparisonPlanner))?;
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
+    state.register_function_rewrite(Arc::new(VariantCoercion))?;
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
     state.add_analyzer_rule(Arc::new(LateralExplodeRule));
+    state.add_analyzer_rule(Arc::new(VariantOrderingCheck));
     state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
     let parquet_tables = state
         .table_factories()
@@ -82,24 +90,32 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     builder
         .scalar_functions()
         .get_or_insert_with(Vec::new)
-        .extend(scalar_functions());
+        .extend(
+            scalar_functions()
+                .into_iter()
+                .chain(variant_choice_functions()),
+        );
     builder
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
         .extend(aggregate_functions());
-    builder
-        .expr_planners()
-        .get_or_insert_with(Vec::new)
-        .insert(0, Arc::new(ColonPathPlanner));
+    builder.expr_planners().get_or_insert_with(Vec::new).splice(
+        0..0,
+        [
+            Arc::new(ColonPathPlanner) as Arc<dyn ExprPlanner>,
+            Arc::new(VariantComparisonPlanner),
+        ],
+    );
     builder
         .analyzer()
         .get_or_insert_with(Analyzer::new)
         .add_function_rewrite(Arc::new(VariantCastRewrite));
-    builder
-        .analyzer()
-        .get_or_insert_with(Analyzer::new)
-        .rules
-        .push(Arc::new(LateralExplodeRule));
+    let analyzer = builder.analyzer().get_or_insert_with(Analyzer::new);
+    analyzer.add_function_rewrite(Arc::new(VariantCoercion));
+    // before DataFusion's type coercion, which refuses a union of a variant with another type
+    analyzer.rules.insert(0, Arc::new(UnionToVariant));
+    analyzer.rules.push(Arc::new(LateralExplodeRule));
+    analyzer.rules.push(Arc::new(VariantOrderingCheck));
     builder
         .relation_planners()
         .get_or_insert_with(Vec::new)

@@ -499,9 +499,6 @@ fn colon_paths_bind_as_in_spark() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     let both = format!("{stdout}{stderr}");
-    assert!(
-        both.contains("binds `:` more loosely than `+`"),
-        "{both}"
-    );
+    assert!(both.contains("binds `:` more loosely than `+`"), "{both}");
     assert!(stdout.contains("y\n6\n"), "{stdout}");
 }

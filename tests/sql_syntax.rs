@@ -19,10 +19,7 @@ async fn run_sql_binds_colon_as_spark() {
 
     // several statements parse; each is rebound
     let statements = parse_sql(&ctx.state(), &format!("{QUERY}; SELECT -v:a::int FROM t")).unwrap();
-    assert_eq!(
-        statements[1].to_string(),
-        "SELECT -(v:a)::INT FROM t"
-    );
+    assert_eq!(statements[1].to_string(), "SELECT -(v:a)::INT FROM t");
 
     // one statement, as SessionContext::sql
     let err = run_sql(&ctx, "SELECT 1; SELECT 2").await.unwrap_err();
@@ -46,5 +43,8 @@ async fn session_sql_names_the_fix_instead_of_misreading() {
         .collect()
         .await
         .unwrap();
-    assert_eq!(batches[0].column(0).as_primitive::<Int64Type>().value(0), 11);
+    assert_eq!(
+        batches[0].column(0).as_primitive::<Int64Type>().value(0),
+        11
+    );
 }

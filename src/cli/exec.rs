@@ -8,8 +8,8 @@
 //! `COPY` locations.
 use std::io::{BufWriter, Write};
 
-use datafusion::common::instant::Instant;
 use datafusion::common::exec_datafusion_err;
+use datafusion::common::instant::Instant;
 use datafusion::config::Dialect;
 use datafusion::error::Result;
 use datafusion::sql::parser::Statement as DFStatement;

@@ -178,7 +178,10 @@ mod tests {
         assert_eq!(colon_path_to_variant_path("a.b[0]").unwrap(), "$.a.b[0]");
         assert_eq!(colon_path_to_variant_path("\"x y\".z").unwrap(), "$.x y.z");
         assert_eq!(colon_path_to_variant_path("\"x.y\"").unwrap(), "$.x.y");
-        assert_eq!(colon_path_to_variant_path("\"a[0]\".b").unwrap(), "$.a[0].b");
+        assert_eq!(
+            colon_path_to_variant_path("\"a[0]\".b").unwrap(),
+            "$.a[0].b"
+        );
         assert_eq!(colon_path_to_variant_path("['x.y']").unwrap(), "$['x.y']");
         assert!(colon_path_to_variant_path("\"\"").is_err());
         assert_eq!(colon_path_to_variant_path("['k'][1]").unwrap(), "$.k[1]");

@@ -325,7 +325,10 @@ mod tests {
                 "SELECT x FROM t WHERE 1 + (v:a)::INT > 6 AND v:b::INT * 2 = 4",
             ),
             ("SELECT 1 + v:a", "SELECT 1 + (v:a)"),
-            ("SELECT 1 + v:a::INT::STRING", "SELECT 1 + (v:a)::INT::STRING"),
+            (
+                "SELECT 1 + v:a::INT::STRING",
+                "SELECT 1 + (v:a)::INT::STRING",
+            ),
         ];
         for (sql, expected) in cases {
             assert_eq!(rebound(sql, g), expected, "{sql}");
