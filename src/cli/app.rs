@@ -17,7 +17,6 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::ExplainFormat;
 use datafusion::prelude::SessionContext;
 use datafusion_cli::catalog::DynamicObjectStoreCatalog;
-use datafusion_cli::exec::exec_from_repl;
 use datafusion_cli::functions::ParquetMetadataFunc;
 use datafusion_cli::object_storage::instrumented::InstrumentedObjectStoreRegistry;
 use datafusion_cli::object_storage::{StdinCarriesCommands, is_stdin_location};
@@ -27,6 +26,7 @@ use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
 use super::context::VariantCliContext;
 use super::exec::{exec_commands, exec_files};
+use super::repl::exec_from_repl;
 use crate::sample::{TABLE_NAME, register_sample};
 
 /// The output formats of `--format`.

@@ -89,9 +89,9 @@ pub async fn exec_files(
     Ok(())
 }
 
-/// Runs the statements of `sql`: in the JSON formats through [`exec_sql_json`], in the others
+/// Runs the statements of `sql`: in the JSON formats through our JSON printer, in the others
 /// through datafusion-cli's loop with the `:` paths rebound first.
-async fn exec_sql(ctx: &VariantCliContext, sql: &str, options: &PrintOptions) -> Result<()> {
+pub async fn exec_sql(ctx: &VariantCliContext, sql: &str, options: &PrintOptions) -> Result<()> {
     match json_mode(options.format) {
         Some(line_delimited) => exec_sql_json(ctx, sql, options, line_delimited).await,
         None => {

@@ -7,8 +7,10 @@
 //! - [`context`]: the session wrapper handed to datafusion-cli.
 //! - [`exec`]: `-c` / `-f` execution, with our JSON printer for `json` / `nd-json`.
 //! - [`json_output`]: the JSON printers.
+//! - [`repl`]: the interactive shell, datafusion-cli's loop with our statement execution.
 
 pub mod app;
 pub mod context;
 pub mod exec;
 pub mod json_output;
+pub mod repl;

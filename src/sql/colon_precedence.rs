@@ -7,8 +7,8 @@
 //! (`(1 + v:a::int) * 2` and `1 + v:a::int * 2` plan alike), so the fix is made here on the
 //! syntax tree: [`bind_colon_paths`] moves each `:` onto the operand it follows, moves the casts
 //! written after it with it, and re-associates the tighter operators that follow by the dialect's
-//! own precedences. [`run_sql`] is `SessionContext::sql` with that step; `variant-sql`, the
-//! sqllogictest engine and the Python package plan through it. A query planned by
+//! own precedences. [`run_sql`] is `SessionContext::sql` with that step; `variant-sql` (its shell
+//! too), the sqllogictest engine and the Python package plan through it. A query planned by
 //! `SessionContext::sql` itself gets a planning error naming the fix instead of a wrong reading
 //! ([`crate::sql::ColonPathPlanner`]).
 //!
@@ -61,7 +61,7 @@ pub fn parse_sql(state: &SessionState, sql: &str) -> Result<Vec<DFStatement>> {
 
 /// `sql` written again with `:` paths bound as Spark binds them and parenthesized, so that any
 /// parser of the dialect reads them so; `None` when no statement changes. For programs that hand
-/// SQL text to a parser of their own (datafusion-cli's loop).
+/// SQL text to a parser of their own (datafusion-cli's execution of a statement).
 pub fn rewrite_sql_text(sql: &str, dialect: &DialectName) -> Result<Option<String>> {
     let dialect = session_dialect(dialect)?;
     let mut statements: Vec<DFStatement> = DFParserBuilder::new(sql)
