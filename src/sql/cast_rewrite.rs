@@ -18,14 +18,15 @@ use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result};
 use datafusion::logical_expr::expr::{Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
-use datafusion::logical_expr::{Expr, ExprSchemable, lit};
+use datafusion::logical_expr::{Expr, lit};
 
+use super::variant_coercion::is_variant;
 use crate::cast::target_type::{map_type, sql_type_name};
 use crate::functions::to_variant::to_variant_udf;
 use crate::functions::try_variant_get::{TryVariantGet, try_variant_get_udf};
 use crate::functions::variant_get::{VariantGet, variant_get_udf};
 use crate::functions::variant_get_checked::defer_cast_errors;
-use crate::variant_array::{has_variant_shape, is_variant_field, variant_data_type};
+use crate::variant_array::{has_variant_shape, variant_data_type};
 
 /// The rewrite; registered by `register_all`.
 #[derive(Debug, Default)]
@@ -118,13 +119,6 @@ impl FunctionRewrite for VariantCastRewrite {
         } else {
             rebuild(Box::new(extraction), target)
         }))
-    }
-}
-
-fn is_variant(expr: &Expr, schema: &DFSchema) -> bool {
-    match expr.to_field(schema) {
-        Ok((_, field)) => is_variant_field(&field) || has_variant_shape(field.data_type()),
-        Err(_) => false,
     }
 }
 
