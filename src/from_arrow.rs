@@ -27,13 +27,8 @@ use crate::codec::VariantBuilder;
 use crate::shredding::variant_column;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, UUID_EXTENSION_NAME, VariantArrayBuilder, VariantColumn, VariantRows,
-    has_variant_shape, is_variant_field,
+    is_variant_like,
 };
-
-/// True when `field` is a variant (by extension or by shape).
-fn is_variant(field: &Field) -> bool {
-    is_variant_field(field) || has_variant_shape(field.data_type())
-}
 
 /// True when `field` is a UUID column.
 fn is_uuid(field: &Field) -> bool {
@@ -44,7 +39,7 @@ fn is_uuid(field: &Field) -> bool {
 /// Checks at planning time that values of `field` can become variants; the error names
 /// `function` and the type.
 pub fn check_convertible(function: &str, field: &Field) -> Result<()> {
-    if is_variant(field) {
+    if is_variant_like(field) {
         return Ok(());
     }
     match field.data_type() {
@@ -120,7 +115,7 @@ pub fn check_convertible(function: &str, field: &Field) -> Result<()> {
 /// rows stay SQL NULL.
 pub fn arrow_to_variant(function: &str, field: &Field, array: &ArrayRef) -> Result<ArrayRef> {
     let mut out = VariantArrayBuilder::with_capacity(array.len());
-    if is_variant(field) {
+    if is_variant_like(field) {
         // Already a variant: copy the bytes into the unshredded Binary layout.
         let column = variant_column(array)?;
         let rows = column.rows()?;
@@ -273,7 +268,7 @@ fn list_view<'a, O: OffsetSizeTrait>(
 impl<'a> ArrowToVariant<'a> {
     /// Prepares the conversion of `array`, whose field is `field` (for extension types).
     pub fn try_new(function: &'a str, field: &Field, array: &'a ArrayRef) -> Result<Self> {
-        let node = if is_variant(field) {
+        let node = if is_variant_like(field) {
             match VariantRows::borrowed(array) {
                 Some(rows) => Node::Variant(rows),
                 None => Node::ShreddedVariant(variant_column(array)?),

@@ -58,6 +58,27 @@ pub fn is_variant_field(field: &Field) -> bool {
     field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) == Some(VARIANT_EXTENSION_NAME)
 }
 
+/// True when `field` is a variant: the extension, or the variant struct shape (extension metadata
+/// is lost by some operators, e.g. on list elements built by `array_agg`).
+pub fn is_variant_like(field: &Field) -> bool {
+    is_variant_field(field) || has_variant_shape(field.data_type())
+}
+
+/// True when `field` is a variant or a struct, list or map with a variant somewhere inside.
+pub fn contains_variant(field: &Field) -> bool {
+    if is_variant_like(field) {
+        return true;
+    }
+    match field.data_type() {
+        DataType::Struct(fields) => fields.iter().any(|f| contains_variant(f)),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => contains_variant(f),
+        _ => false,
+    }
+}
+
 /// True when `data_type` has the shape of a variant struct (a binary `metadata` child and a binary
 /// `value` and/or a `typed_value` child). Used for inputs that lost their field metadata on the way.
 pub fn has_variant_shape(data_type: &DataType) -> bool {

@@ -305,15 +305,13 @@ fn session_has_the_variant_sql_extensions() {
     );
 }
 
-#[test]
-fn repl_reads_piped_sql() {
+/// Runs the interactive shell in `dir` (where it keeps `.history`) on `input`, piped.
+fn run_repl(dir: &std::path::Path, input: &str) -> Output {
     use std::io::Write;
     use std::process::Stdio;
-    // The REPL keeps its history in `.history` in the working directory.
-    let dir = scratch("repl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
         .args(["-q", "--format", "csv"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -323,9 +321,19 @@ fn repl_reads_piped_sql() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"SELECT id, payload FROM events ORDER BY id LIMIT 1;\n\\q\n")
+        .write_all(input.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn repl_reads_piped_sql() {
+    // The REPL keeps its history in `.history` in the working directory.
+    let dir = scratch("repl");
+    let out = run_repl(
+        &dir,
+        "SELECT id, payload FROM events ORDER BY id LIMIT 1;\n\\q\n",
+    );
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("id,payload\n1,\"{\"\""), "{stdout}");
@@ -479,22 +487,10 @@ fn colon_paths_bind_as_in_spark() {
     let out = ok(&["--format", "nd-json", "-f", script.to_str().unwrap()]);
     assert_eq!(out, "{\"first\":0}\n{\"x\":11}\n");
 
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
-        .args(["-q", "--format", "csv"])
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(format!("{query};\nSELECT 1 + (parse_json('5'))::int AS y;\n\\q\n").as_bytes())
-        .unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = run_repl(
+        &dir,
+        &format!("{query};\nSELECT 1 + (parse_json('5'))::int AS y;\n\\q\n"),
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(out.status.success(), "{stderr}");

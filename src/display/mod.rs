@@ -7,9 +7,10 @@
 
 mod nested;
 
+pub use crate::variant_array::contains_variant;
 pub use nested::{
-    JSON_EXTENSION_NAME, VariantDisplay, contains_variant, display_array, display_field,
-    display_variants, is_json_field, variant_display_udf,
+    JSON_EXTENSION_NAME, VariantDisplay, display_array, display_field, display_variants,
+    is_json_field, variant_display_udf,
 };
 use std::sync::Arc;
 

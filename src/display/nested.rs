@@ -25,7 +25,7 @@ use datafusion::logical_expr::{
 use crate::codec::SessionTimeZone;
 use crate::functions::common::session_time_zone;
 use crate::functions::to_json::variant_array_to_json;
-use crate::variant_array::{EXTENSION_NAME_KEY, has_variant_shape, is_variant_field};
+use crate::variant_array::{EXTENSION_NAME_KEY, contains_variant, is_variant_like};
 
 /// The canonical Arrow extension name of Utf8 columns holding JSON text.
 pub const JSON_EXTENSION_NAME: &str = "arrow.json";
@@ -35,30 +35,9 @@ pub fn is_json_field(field: &Field) -> bool {
     field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) == Some(JSON_EXTENSION_NAME)
 }
 
-/// True when `field` is a variant: the extension, or the variant struct shape (extension metadata
-/// is lost by some operators, e.g. on list elements built by `array_agg`).
-fn is_variant(field: &Field) -> bool {
-    is_variant_field(field) || has_variant_shape(field.data_type())
-}
-
-/// True when `field` is a variant or a struct, list or map with a variant somewhere inside.
-pub fn contains_variant(field: &Field) -> bool {
-    if is_variant(field) {
-        return true;
-    }
-    match field.data_type() {
-        DataType::Struct(fields) => fields.iter().any(|f| contains_variant(f)),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => contains_variant(f),
-        _ => false,
-    }
-}
-
 /// `field` with every variant inside replaced by a nullable Utf8 `arrow.json` field.
 pub fn display_field(field: &Field) -> Field {
-    if is_variant(field) {
+    if is_variant_like(field) {
         let metadata = HashMap::from([(
             EXTENSION_NAME_KEY.to_string(),
             JSON_EXTENSION_NAME.to_string(),
@@ -85,7 +64,7 @@ pub fn display_array(field: &Field, array: &ArrayRef, tz: &SessionTimeZone) -> R
     if !contains_variant(field) {
         return Ok(Arc::clone(array));
     }
-    if is_variant(field) {
+    if is_variant_like(field) {
         return variant_array_to_json("variant display", array, tz);
     }
     let new_field = display_field(field);

@@ -46,33 +46,37 @@ pub async fn run_sql(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
 /// `:` paths bound as Spark binds them.
 pub fn parse_sql(state: &SessionState, sql: &str) -> Result<Vec<DFStatement>> {
     let options = &state.config().options().sql_parser;
-    let dialect = session_dialect(&options.dialect)?;
-    let mut statements: Vec<DFStatement> = DFParserBuilder::new(sql)
-        .with_dialect(dialect.as_ref())
-        .with_recursion_limit(options.recursion_limit.get())
-        .build()?
-        .parse_statements()?
-        .into();
-    for statement in &mut statements {
-        bind_colon_paths(statement, dialect.as_ref());
-    }
+    let (statements, _) =
+        parse_rebound(sql, &options.dialect, Some(options.recursion_limit.get()))?;
     Ok(statements)
+}
+
+/// The statements of `sql`, rebound, and whether any changed (`recursion_limit`: the parser's
+/// default when `None`).
+fn parse_rebound(
+    sql: &str,
+    dialect: &DialectName,
+    recursion_limit: Option<usize>,
+) -> Result<(Vec<DFStatement>, bool)> {
+    let dialect = session_dialect(dialect)?;
+    let mut parser = DFParserBuilder::new(sql).with_dialect(dialect.as_ref());
+    if let Some(limit) = recursion_limit {
+        parser = parser.with_recursion_limit(limit);
+    }
+    let mut statements: Vec<DFStatement> = parser.build()?.parse_statements()?.into();
+    let mut changed = false;
+    for statement in &mut statements {
+        changed |= bind_colon_paths(statement, dialect.as_ref());
+    }
+    Ok((statements, changed))
 }
 
 /// `sql` written again with `:` paths bound as Spark binds them and parenthesized, so that any
 /// parser of the dialect reads them so; `None` when no statement changes. For programs that hand
 /// SQL text to a parser of their own (datafusion-cli's execution of a statement).
 pub fn rewrite_sql_text(sql: &str, dialect: &DialectName) -> Result<Option<String>> {
-    let dialect = session_dialect(dialect)?;
-    let mut statements: Vec<DFStatement> = DFParserBuilder::new(sql)
-        .with_dialect(dialect.as_ref())
-        .build()?
-        .parse_statements()?
-        .into();
-    let mut changed = false;
-    for statement in &mut statements {
-        changed |= bind_colon_paths(statement, dialect.as_ref());
-    }
+    // the parser's default recursion limit, as datafusion-cli's parser has it
+    let (statements, changed) = parse_rebound(sql, dialect, None)?;
     Ok(changed.then(|| {
         statements
             .iter()

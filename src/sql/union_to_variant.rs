@@ -17,7 +17,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder, Union};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::functions::to_variant::to_variant_udf;
-use crate::variant_array::{has_variant_shape, is_variant_field};
+use crate::variant_array::is_variant_like;
 
 /// The rule; registered by `register_all_with_state`.
 #[derive(Debug, Default)]
@@ -43,7 +43,7 @@ fn widen_union(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
             .schema()
             .fields()
             .get(i)
-            .is_some_and(|f| is_variant_field(f) || has_variant_shape(f.data_type()))
+            .is_some_and(|f| is_variant_like(f))
     };
     let widened: Vec<usize> = (0..width)
         .filter(|&i| union.inputs.iter().any(|input| is_variant(input, i)))

@@ -17,7 +17,7 @@ use datafusion::logical_expr::{
     ScalarUDFImpl, Signature,
 };
 
-use crate::variant_array::{has_variant_shape, is_variant_field, variant_data_type, variant_field};
+use crate::variant_array::{has_variant_shape, is_variant_like, variant_data_type, variant_field};
 
 /// `coalesce`, `nvl` and `nvl2` as [`VariantChoice`]s, for registration over DataFusion's.
 pub fn variant_choice_functions() -> Vec<Arc<ScalarUDF>> {
@@ -48,10 +48,6 @@ impl VariantChoice {
     }
 }
 
-fn is_variant_type(data_type: &DataType) -> bool {
-    has_variant_shape(data_type)
-}
-
 impl ScalarUDFImpl for VariantChoice {
     fn name(&self) -> &str {
         self.inner.name()
@@ -70,7 +66,7 @@ impl ScalarUDFImpl for VariantChoice {
         // type coercion runs, and a string cannot be declared coercible to a struct here.
         if arg_types[self.choices(arg_types)]
             .iter()
-            .any(is_variant_type)
+            .any(has_variant_shape)
         {
             return Ok(arg_types.to_vec());
         }
@@ -87,7 +83,7 @@ impl ScalarUDFImpl for VariantChoice {
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         if arg_types[self.choices(arg_types)]
             .iter()
-            .any(is_variant_type)
+            .any(has_variant_shape)
         {
             return Ok(variant_data_type());
         }
@@ -98,7 +94,7 @@ impl ScalarUDFImpl for VariantChoice {
         let fields = args.arg_fields;
         if fields[self.choices(fields)]
             .iter()
-            .any(|f| is_variant_field(f) || is_variant_type(f.data_type()))
+            .any(|f| is_variant_like(f))
         {
             return Ok(Arc::new(variant_field(self.name(), true)));
         }

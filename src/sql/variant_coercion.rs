@@ -14,14 +14,14 @@
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result, ScalarValue, plan_err};
-use datafusion::logical_expr::expr::{Between, Case, InList, Like, ScalarFunction};
+use datafusion::logical_expr::expr::{Between, InList, Like, ScalarFunction};
 use datafusion::logical_expr::expr_rewriter::FunctionRewrite;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator};
 use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use crate::functions::to_variant::to_variant_udf;
-use crate::variant_array::{has_variant_shape, is_variant_field};
+use crate::variant_array::is_variant_like;
 
 /// The rewrite; registered by `register_all`.
 #[derive(Debug, Default)]
@@ -44,51 +44,34 @@ impl FunctionRewrite for VariantCoercion {
             {
                 // nvl2(x, a, b) chooses between a and b; x is only tested
                 let first = usize::from(func.name() == "nvl2").min(args.len());
-                let changed = widen(&mut args[first..], schema);
+                let changed = widen(&mut args[first..].iter_mut().collect::<Vec<_>>(), schema);
                 let expr = Expr::ScalarFunction(ScalarFunction { func, args });
                 Ok(Transformed::new_transformed(expr, changed))
             }
-            Expr::Case(Case {
-                expr: operand,
-                when_then_expr,
-                else_expr,
-            }) => {
-                let mut results: Vec<Expr> = when_then_expr
-                    .iter()
-                    .map(|(_, then)| then.as_ref().clone())
-                    .chain(else_expr.iter().map(|e| e.as_ref().clone()))
+            Expr::Case(mut case) => {
+                let mut results: Vec<&mut Expr> = case
+                    .when_then_expr
+                    .iter_mut()
+                    .map(|(_, then)| then.as_mut())
+                    .chain(case.else_expr.iter_mut().map(|e| e.as_mut()))
                     .collect();
                 // DataFusion types a CASE by its first branch that is not NULL while the query
                 // is planned; a later variant cannot change that type afterwards
                 let first = results
                     .iter()
                     .find(|e| !matches!(e, Expr::Literal(ScalarValue::Null, _)));
-                if first.is_some_and(|e| !is_variant(e, schema))
+                if let Some(first) = first
+                    && !is_variant(first, schema)
                     && results.iter().any(|e| is_variant(e, schema))
                 {
                     return plan_err!(
-                        "A CASE takes the type of its first branch, {}, which is not a VARIANT \
-                         while a later branch is: put a variant branch first, or make the first \
-                         one a variant with to_variant(..)",
-                        first.expect("checked")
+                        "A CASE takes the type of its first branch, {first}, which is not a \
+                         VARIANT while a later branch is: put a variant branch first, or make the \
+                         first one a variant with to_variant(..)"
                     );
                 }
                 let changed = widen(&mut results, schema);
-                if !changed {
-                    let case = Case::new(operand, when_then_expr, else_expr);
-                    return Ok(Transformed::no(Expr::Case(case)));
-                }
-                let mut results = results.into_iter().map(Box::new);
-                let when_then_expr = when_then_expr
-                    .into_iter()
-                    .map(|(when, _)| (when, results.next().expect("one per branch")))
-                    .collect();
-                let else_expr = else_expr.map(|_| results.next().expect("the else branch"));
-                Ok(Transformed::yes(Expr::Case(Case::new(
-                    operand,
-                    when_then_expr,
-                    else_expr,
-                ))))
+                Ok(Transformed::new_transformed(Expr::Case(case), changed))
             }
             Expr::BinaryExpr(BinaryExpr { left, op, right })
                 if is_comparison(op)
@@ -167,15 +150,13 @@ pub fn refuse<T>(what: &str) -> Result<T> {
 
 /// True when `expr` is a variant (by its extension type, or its shape for inputs that lost it).
 pub fn is_variant(expr: &Expr, schema: &DFSchema) -> bool {
-    match expr.to_field(schema) {
-        Ok((_, field)) => is_variant_field(&field) || has_variant_shape(field.data_type()),
-        Err(_) => false,
-    }
+    expr.to_field(schema)
+        .is_ok_and(|(_, field)| is_variant_like(&field))
 }
 
 /// When one of `values` is a variant, the others (but untyped NULLs) become variants; true if any
 /// changed.
-fn widen(values: &mut [Expr], schema: &DFSchema) -> bool {
+fn widen(values: &mut [&mut Expr], schema: &DFSchema) -> bool {
     if !values.iter().any(|e| is_variant(e, schema)) {
         return false;
     }
@@ -184,8 +165,8 @@ fn widen(values: &mut [Expr], schema: &DFSchema) -> bool {
         if is_variant(value, schema) || matches!(value, Expr::Literal(ScalarValue::Null, _)) {
             continue;
         }
-        let sql_value = std::mem::replace(value, Expr::Literal(ScalarValue::Null, None));
-        *value = Expr::ScalarFunction(ScalarFunction::new_udf(to_variant_udf(), vec![sql_value]));
+        let sql_value = std::mem::replace(*value, Expr::Literal(ScalarValue::Null, None));
+        **value = Expr::ScalarFunction(ScalarFunction::new_udf(to_variant_udf(), vec![sql_value]));
         changed = true;
     }
     changed

@@ -7,7 +7,6 @@
 //!
 //! An [`AnalyzerRule`] over the plan as written (after type coercion, which does not refuse
 //! these); comparisons in expressions are refused by [`crate::sql::VariantCoercion`].
-use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result, plan_err};
@@ -16,7 +15,7 @@ use datafusion::logical_expr::{Distinct, Expr, ExprSchemable, LogicalPlan, SortE
 use datafusion::optimizer::AnalyzerRule;
 
 use super::variant_coercion::refuse;
-use crate::variant_array::{has_variant_shape, is_variant_field};
+use crate::variant_array::contains_variant;
 
 /// The rule; registered by `register_all`.
 #[derive(Debug, Default)]
@@ -37,7 +36,6 @@ impl AnalyzerRule for VariantOrderingCheck {
 }
 
 fn check_node(node: &LogicalPlan) -> Result<()> {
-    let input_schema = || node.inputs().first().map(|i| i.schema().as_ref().clone());
     match node {
         LogicalPlan::Sort(sort) => check_sort(&sort.expr, sort.input.schema(), "ORDER BY")?,
         LogicalPlan::Aggregate(aggregate) => {
@@ -68,7 +66,7 @@ fn check_node(node: &LogicalPlan) -> Result<()> {
                 None => schema
                     .fields()
                     .iter()
-                    .find(|f| field_holds_variant(f))
+                    .find(|f| contains_variant(f))
                     .map(|f| f.name().clone()),
                 Some(exprs) => exprs
                     .iter()
@@ -95,13 +93,14 @@ fn check_node(node: &LogicalPlan) -> Result<()> {
         _ => {}
     }
     // aggregates and window functions wherever they are written
-    let Some(schema) = input_schema() else {
+    let Some(input) = node.inputs().first().copied() else {
         return Ok(());
     };
+    let schema = input.schema();
     let mut result = Ok(());
     let _ = node.apply_expressions(|expr| {
         expr.apply(|e| {
-            result = check_call(e, &schema);
+            result = check_call(e, schema);
             Ok(if result.is_err() {
                 TreeNodeRecursion::Stop
             } else {
@@ -142,24 +141,5 @@ fn check_sort(sort: &[SortExpr], schema: &DFSchema, what: &str) -> Result<()> {
 /// True when `expr`'s type is a variant or holds one (in a struct, list or map).
 fn holds_variant(expr: &Expr, schema: &DFSchema) -> bool {
     expr.to_field(schema)
-        .is_ok_and(|(_, field)| field_holds_variant(&field))
-}
-
-fn field_holds_variant(field: &Field) -> bool {
-    is_variant_field(field)
-        || has_variant_shape(field.data_type())
-        || type_holds_variant(field.data_type())
-}
-
-fn type_holds_variant(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Struct(fields) => fields.iter().any(|f| field_holds_variant(f)),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => field_holds_variant(f),
-        _ => false,
-    }
+        .is_ok_and(|(_, field)| contains_variant(&field))
 }
