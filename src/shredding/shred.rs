@@ -167,6 +167,10 @@ struct Level {
     fields: Fields,
     value: BinaryBuilder,
     typed: Typed,
+    /// Missing values not appended yet: a run of them is appended at once, before the next
+    /// value or at the end, so that an absent field costs a row one count instead of a null in
+    /// each column under it (sparse fields with deep subtrees are common).
+    missing: usize,
 }
 
 enum Typed {
@@ -219,38 +223,50 @@ impl Level {
             fields: fields.clone(),
             value: BinaryBuilder::with_capacity(capacity, 0),
             typed,
+            missing: 0,
         }
     }
 
-    /// Appends a missing value: both `value` and `typed_value` NULL.
+    /// Appends a missing value: both `value` and `typed_value` NULL (when the run of missing
+    /// values ends).
     fn append_missing(&mut self) {
-        self.value.append_null();
-        self.typed_null();
+        self.missing += 1;
     }
 
-    /// Appends NULL to `typed_value` (and, for an object, missing fields to keep the children
-    /// aligned).
-    fn typed_null(&mut self) {
+    /// Appends the pending run of missing values.
+    fn flush_missing(&mut self) {
+        let n = std::mem::take(&mut self.missing);
+        if n > 0 {
+            self.value.append_nulls(n);
+            self.typed_nulls(n);
+        }
+    }
+
+    /// Appends `n` NULLs to `typed_value` (and, for an object, missing fields to keep the
+    /// children aligned).
+    fn typed_nulls(&mut self, n: usize) {
         match &mut self.typed {
             Typed::None => {}
-            Typed::Leaf(leaf) => leaf.append_null(),
+            Typed::Leaf(leaf) => leaf.append_nulls(n),
             Typed::Object {
                 children, validity, ..
             } => {
-                children.iter_mut().for_each(Level::append_missing);
-                validity.push(false);
+                children.iter_mut().for_each(|c| c.missing += n);
+                validity.extend(std::iter::repeat_n(false, n));
             }
             Typed::Array {
                 offsets, validity, ..
             } => {
-                offsets.push(*offsets.last().expect("starts with 0"));
-                validity.push(false);
+                let end = *offsets.last().expect("starts with 0");
+                offsets.extend(std::iter::repeat_n(end, n));
+                validity.extend(std::iter::repeat_n(false, n));
             }
         }
     }
 
     /// Appends `v`, shredded as far as this level's type allows.
     fn append(&mut self, v: Variant<'_>, scratch: &mut Scratch) -> Result<()> {
+        self.flush_missing();
         let shredded = match &mut self.typed {
             Typed::None => false,
             Typed::Leaf(leaf) => leaf.try_append(&v.get().map_err(codec_err)?),
@@ -299,13 +315,14 @@ impl Level {
         } else {
             self.value
                 .append_value(v.exact_value_bytes().map_err(codec_err)?);
-            self.typed_null();
+            self.typed_nulls(1);
         }
         Ok(())
     }
 
     /// The finished level as a (non-null) `{value, typed_value}` struct.
-    fn finish_group(self) -> Result<StructArray> {
+    fn finish_group(mut self) -> Result<StructArray> {
+        self.flush_missing();
         let mut value = self.value;
         let mut columns: Vec<ArrayRef> = vec![Arc::new(value.finish())];
         let typed: Option<ArrayRef> = match self.typed {
@@ -503,23 +520,23 @@ impl Leaf {
         }
     }
 
-    fn append_null(&mut self) {
+    fn append_nulls(&mut self, n: usize) {
         match self {
-            Leaf::Boolean(b) => b.append_null(),
-            Leaf::Int8(b) => b.append_null(),
-            Leaf::Int16(b) => b.append_null(),
-            Leaf::Int32(b) => b.append_null(),
-            Leaf::Int64(b) => b.append_null(),
-            Leaf::Float(b) => b.append_null(),
-            Leaf::Double(b) => b.append_null(),
-            Leaf::Decimal(b, ..) => b.append_null(),
-            Leaf::Date(b) => b.append_null(),
-            Leaf::Timestamp(b, _) => b.append_null(),
-            Leaf::TimestampNanos(b, _) => b.append_null(),
-            Leaf::Time(b) => b.append_null(),
-            Leaf::String(b) => b.append_null(),
-            Leaf::Binary(b) => b.append_null(),
-            Leaf::Uuid(b) => b.append_null(),
+            Leaf::Boolean(b) => b.append_nulls(n),
+            Leaf::Int8(b) => b.append_nulls(n),
+            Leaf::Int16(b) => b.append_nulls(n),
+            Leaf::Int32(b) => b.append_nulls(n),
+            Leaf::Int64(b) => b.append_nulls(n),
+            Leaf::Float(b) => b.append_nulls(n),
+            Leaf::Double(b) => b.append_nulls(n),
+            Leaf::Decimal(b, ..) => b.append_nulls(n),
+            Leaf::Date(b) => b.append_nulls(n),
+            Leaf::Timestamp(b, _) => b.append_nulls(n),
+            Leaf::TimestampNanos(b, _) => b.append_nulls(n),
+            Leaf::Time(b) => b.append_nulls(n),
+            Leaf::String(b) => b.append_nulls(n),
+            Leaf::Binary(b) => b.append_nulls(n),
+            Leaf::Uuid(b) => b.append_nulls(n),
         }
     }
 
