@@ -990,7 +990,8 @@ async fn write_fixtures(dir: &Path) {
     query(
         &ctx,
         &format!(
-            "COPY ({EVENTS_SQL}) TO '{}' STORED AS PARQUET",
+            // (unshredded: the shredded fixture is the next one)
+            "COPY ({EVENTS_SQL}) TO '{}' STORED AS PARQUET OPTIONS ('variant.shred.v' 'none')",
             path_str(&events)
         ),
     )

@@ -4,16 +4,18 @@ use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::{ArrayRef, AsArray};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{Result, ScalarValue, exec_err};
+use datafusion::common::{Result, ScalarValue, exec_err, plan_err};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, Documentation, Signature, Volatility,
+    Accumulator, AggregateUDF, AggregateUDFImpl, Documentation, Signature, TypeSignature,
+    Volatility,
 };
+use datafusion::physical_expr::expressions::Literal;
 
 use super::common::{DOC_SECTION_VARIANT, check_variant_args, codec_error};
 use crate::cast::target_type::sql_type_name;
 use crate::codec::Variant;
-use crate::shredding::{InferLimits, ShreddingInference};
+use crate::shredding::{InferLimits, InferenceRule, ShreddingInference};
 
 /// The `variant_shredding_schema_agg` UDAF.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -24,7 +26,10 @@ pub struct VariantShreddingSchemaAgg {
 impl Default for VariantShreddingSchemaAgg {
     fn default() -> Self {
         VariantShreddingSchemaAgg {
-            signature: Signature::any(1, Volatility::Immutable),
+            signature: Signature::one_of(
+                vec![TypeSignature::Any(1), TypeSignature::Any(2)],
+                Volatility::Immutable,
+            ),
         }
     }
 }
@@ -33,17 +38,24 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
     Documentation::builder(
         DOC_SECTION_VARIANT,
         "Returns the shredding type that writing the VARIANT values of a group to Parquet would \
-         choose (automatic shredding): object fields present in at least a tenth of the values, \
-         typed where their values agree (integers widened to BIGINT, decimals of one scale), \
-         VARIANT elsewhere; at most 300 columns and 50 levels. The text is what the \
-         'variant.shred.<column>' option takes. SQL NULL rows are ignored.",
-        "variant_shredding_schema_agg(variant)",
+         choose (automatic shredding). By default: object fields present in at least a tenth of \
+         the values, or at least twice and in one value in a hundred; each place typed on the \
+         type most of its values have (integers widened to BIGINT, decimals of one scale), the \
+         other values left in `value`; at most 300 columns and 50 levels. With 'spark' as the \
+         second argument, Spark's rule: fields in a tenth of the values, and a place whose \
+         values disagree is VARIANT. The text is what the 'variant.shred.<column>' option takes. \
+         SQL NULL rows are ignored.",
+        "variant_shredding_schema_agg(variant [, rule])",
     )
     .with_sql_example(
         "```sql\n> SELECT variant_shredding_schema_agg(parse_json(j)) FROM (VALUES ('{\"a\": 1, \"b\": \"x\"}'), ('{\"a\": 7}')) t(j);\n\
          STRUCT<a: BIGINT, b: STRING>\n```",
     )
     .with_argument("variant", "A VARIANT column.")
+    .with_argument(
+        "rule",
+        "The inference rule, a constant: 'default' or 'spark' (as `variant.shred_inference`).",
+    )
     .build()
 });
 
@@ -69,9 +81,21 @@ impl AggregateUDFImpl for VariantShreddingSchemaAgg {
         false
     }
 
-    fn accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+    fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        let mut limits = InferLimits::default();
+        if let Some(rule) = args.exprs.get(1) {
+            let rule = rule.downcast_ref::<Literal>().map(Literal::value);
+            let Some(ScalarValue::Utf8(Some(rule)) | ScalarValue::Utf8View(Some(rule))) = rule
+            else {
+                return plan_err!(
+                    "variant_shredding_schema_agg: the rule must be a constant string ('default' \
+                     or 'spark')"
+                );
+            };
+            limits.rule = InferenceRule::parse(rule.as_str())?;
+        }
         Ok(Box::new(InferenceAccumulator(ShreddingInference::new(
-            InferLimits::default(),
+            limits,
         ))))
     }
 

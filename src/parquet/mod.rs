@@ -60,7 +60,8 @@ use datafusion::prelude::{DataFrame, SessionContext};
 pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use shred_on_write::{
-    NO_SHREDDING, SHRED_OPTION_PREFIX, ShreddingOptions, VariantConfig, VariantTableOptions,
+    NO_SHREDDING, SHRED_INFERENCE_OPTION, SHRED_OPTION_PREFIX, ShreddingOptions, VariantConfig,
+    VariantTableOptions,
 };
 pub use shredded_get::ShreddedGetExpr;
 pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};

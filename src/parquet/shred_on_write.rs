@@ -20,7 +20,7 @@ use super::sink::AutoShredding;
 use super::variant_columns::with_fields_changed;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
 use crate::functions::shred_variant::shred_variant_udf;
-use crate::shredding::{InferLimits, shredded_variant_type};
+use crate::shredding::{InferLimits, InferenceRule, shredded_variant_type};
 use crate::variant_array::{has_unshredded_variant_shape, has_variant_shape, is_variant_field};
 
 /// The option key prefix naming a column to shred: `'variant.shred.v' 'struct<a bigint>'`.
@@ -40,7 +40,13 @@ pub(crate) fn is_unshredded_variant(field: &Field) -> bool {
 pub struct ShreddingOptions {
     /// `(column, shredding type)`; None: not shredded.
     columns: Vec<(String, Option<DataType>)>,
+    /// The inference rule of the automatic columns (`variant.shred_inference`); None: the
+    /// session's.
+    inference: Option<InferenceRule>,
 }
+
+/// The key of the inference rule, as a session option and as a `COPY` option.
+pub const SHRED_INFERENCE_OPTION: &str = "variant.shred_inference";
 
 /// The shredding "type" that turns shredding off for a column.
 pub const NO_SHREDDING: &str = "none";
@@ -61,6 +67,17 @@ impl ShreddingOptions {
             Ok(t) => self.with_column_type(column, t),
             Err(e) => plan_err!("variant.shred.{column}: {e}"),
         }
+    }
+
+    /// Infers the automatic columns' shredding by `rule`, whatever the session's option.
+    pub fn with_inference(mut self, rule: InferenceRule) -> Self {
+        self.inference = Some(rule);
+        self
+    }
+
+    /// The inference rule these options set (None: the session's).
+    pub fn inference(&self) -> Option<InferenceRule> {
+        self.inference
     }
 
     /// Adds `column`, written unshredded.
@@ -105,7 +122,10 @@ impl ShreddingOptions {
             columns,
             sample_rows: config.shred_sample_rows.max(1),
             sample_bytes: config.shred_sample_bytes.max(1),
-            limits: InferLimits::default(),
+            limits: InferLimits {
+                rule: self.inference.unwrap_or(config.shred_inference),
+                ..InferLimits::default()
+            },
         }
     }
 
@@ -127,6 +147,7 @@ impl ShreddingOptions {
             self.columns.retain(|(c, _)| *c != column);
             self.columns.push((column, shredding));
         }
+        self.inference = other.inference.or(self.inference);
         self
     }
 
@@ -145,6 +166,15 @@ impl ShreddingOptions {
             .collect();
         keys.sort();
         let mut shredding = ShreddingOptions::new();
+        let inference_keys = [
+            SHRED_INFERENCE_OPTION.to_string(),
+            format!("format.{SHRED_INFERENCE_OPTION}"),
+        ];
+        for key in inference_keys {
+            if let Some(rule) = options.remove(&key) {
+                shredding = shredding.with_inference(InferenceRule::parse(&rule)?);
+            }
+        }
         for key in keys {
             let value = options.remove(&key).expect("listed");
             let column = shredded_column_name(&key).expect("filtered");
@@ -300,7 +330,18 @@ datafusion::common::extensions_options! {
         pub shred_sample_rows: usize, default = 4096
         /// How many bytes of variant values the inference samples at most.
         pub shred_sample_bytes: usize, default = 64 * 1024 * 1024
+        /// The inference rule: `default` (each place shredded on its dominant type, sparse
+        /// fields kept within the column budget) or `spark` (Spark's rule).
+        pub shred_inference: InferenceRule, default = InferenceRule::Default
     }
+}
+
+// `SET variant.shred_inference = '<rule>'`: an unknown rule fails the `SET`
+datafusion::common::config_field!(InferenceRule, value => InferenceRule::parse(value)?);
+
+/// A `variant.shred_inference` value checked and lower-cased.
+fn normalize_rule(value: &str) -> Result<String> {
+    Ok(InferenceRule::parse(value)?.name().to_string())
 }
 
 impl ConfigExtension for VariantConfig {
@@ -309,11 +350,12 @@ impl ConfigExtension for VariantConfig {
 
 /// The `variant` namespace of table options, so that DataFusion's option checks (the CLI
 /// validates `COPY` and `CREATE EXTERNAL TABLE` options against the session's table options)
-/// accept `'variant.shred.<column>' '<type>'`. The formats read the keys themselves, from the
+/// accept `'variant.shred.<column>' '<type>'` and `'variant.shred_inference' '<rule>'`. The formats read the keys themselves, from the
 /// statement's options; this only checks them (an invalid type fails when it is set).
 #[derive(Debug, Clone, Default)]
 pub struct VariantTableOptions {
     shred: BTreeMap<String, String>,
+    inference: Option<String>,
 }
 
 impl ConfigExtension for VariantTableOptions {
@@ -336,8 +378,15 @@ impl ExtensionOptions for VariantTableOptions {
     fn set(&mut self, key: &str, value: &str) -> Result<()> {
         // DataFusion passes the whole key, prefix included
         let key = key.strip_prefix("variant.").unwrap_or(key);
+        if key == "shred_inference" {
+            self.inference = Some(normalize_rule(value)?);
+            return Ok(());
+        }
         let Some(column) = key.strip_prefix("shred.").filter(|c| !c.is_empty()) else {
-            return plan_err!("unknown option 'variant.{key}' (expected 'variant.shred.<column>')");
+            return plan_err!(
+                "unknown option 'variant.{key}' (expected 'variant.shred.<column>' or \
+                 '{SHRED_INFERENCE_OPTION}')"
+            );
         };
         ShreddingOptions::new().with_column(column, value)?;
         self.shred.insert(column.to_string(), value.to_string());
@@ -345,14 +394,23 @@ impl ExtensionOptions for VariantTableOptions {
     }
 
     fn entries(&self) -> Vec<ConfigEntry> {
-        self.shred
+        let mut entries: Vec<ConfigEntry> = self
+            .shred
             .iter()
             .map(|(column, value)| ConfigEntry {
                 key: format!("variant.shred.{column}"),
                 value: Some(value.clone()),
                 description: "shred this variant column as the given type when writing Parquet",
             })
-            .collect()
+            .collect();
+        if let Some(rule) = &self.inference {
+            entries.push(ConfigEntry {
+                key: SHRED_INFERENCE_OPTION.to_string(),
+                value: Some(rule.clone()),
+                description: "the rule that infers the automatic columns' shredding",
+            });
+        }
+        entries
     }
 }
 

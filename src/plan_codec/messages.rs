@@ -110,6 +110,9 @@ pub(crate) struct AutoShreddingNode {
     pub max_columns: u64,
     #[prost(uint64, tag = "5")]
     pub max_depth: u64,
+    /// `InferenceRule::name`.
+    #[prost(string, tag = "6")]
+    pub rule: String,
 }
 
 /// [`VariantParquetFormatFactory`](crate::parquet::VariantParquetFormatFactory) (the file type
@@ -122,6 +125,9 @@ pub(crate) struct VariantFormatNode {
     /// The columns named in its shredding options, in order.
     #[prost(message, repeated, tag = "2")]
     pub shredding: Vec<ShreddedColumn>,
+    /// Its inference rule (`InferenceRule::name`); empty: the session's.
+    #[prost(string, tag = "3")]
+    pub inference: String,
 }
 
 /// One column of [`ShreddingOptions`](crate::parquet::ShreddingOptions).

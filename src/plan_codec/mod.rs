@@ -63,7 +63,7 @@ use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource, VariantParquetTable,
 };
-use crate::shredding::InferLimits;
+use crate::shredding::{InferLimits, InferenceRule};
 
 mod messages;
 mod restore;
@@ -217,8 +217,12 @@ fn no_application_adapter(
     }
 }
 
-fn shredding_to_proto(shredding: &ShreddingOptions) -> Result<Vec<ShreddedColumn>> {
-    shredding
+/// A Parquet file type's node: its fixed options and its shredding options.
+fn format_node(
+    parquet_options: Option<protobuf::TableParquetOptions>,
+    shredding: &ShreddingOptions,
+) -> Result<VariantFormatNode> {
+    let columns = shredding
         .columns()
         .iter()
         .map(|(column, shredding)| {
@@ -227,16 +231,25 @@ fn shredding_to_proto(shredding: &ShreddingOptions) -> Result<Vec<ShreddedColumn
                 shredding: shredding.as_ref().map(arrow_type_to_proto).transpose()?,
             })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok(VariantFormatNode {
+        parquet_options,
+        shredding: columns,
+        inference: (shredding.inference()).map_or(String::new(), |r| r.name().to_string()),
+    })
 }
 
-fn shredding_from_proto(columns: &[ShreddedColumn]) -> Result<ShreddingOptions> {
+/// The shredding options of a file type's node.
+fn shredding_from_node(node: &VariantFormatNode) -> Result<ShreddingOptions> {
     let mut shredding = ShreddingOptions::new();
-    for column in columns {
+    for column in &node.shredding {
         shredding = match &column.shredding {
             Some(t) => shredding.with_column_type(&column.column, arrow_type_from_proto(t)?)?,
             None => shredding.without_shredding(&column.column),
         };
+    }
+    if !node.inference.is_empty() {
+        shredding = shredding.with_inference(InferenceRule::parse(&node.inference)?);
     }
     Ok(shredding)
 }
@@ -425,6 +438,7 @@ impl VariantPhysicalCodec {
             sample_bytes: auto.sample_bytes as u64,
             max_columns: auto.limits.max_columns as u64,
             max_depth: auto.limits.max_depth as u64,
+            rule: auto.limits.rule.name().to_string(),
         });
         Ok(VariantSinkNode {
             config: Some(sink.config().try_into()?),
@@ -482,6 +496,12 @@ impl VariantPhysicalCodec {
                 limits: InferLimits {
                     max_columns: auto.max_columns as usize,
                     max_depth: auto.max_depth as usize,
+                    // (a plan from before the rule travelled: Spark's, which it then had)
+                    rule: if auto.rule.is_empty() {
+                        InferenceRule::Spark
+                    } else {
+                        InferenceRule::parse(&auto.rule)?
+                    },
                 },
             });
         }
@@ -712,7 +732,7 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
                     ),
                     None => VariantParquetFormatFactory::new(),
                 };
-                factory = factory.with_shredding(shredding_from_proto(&node.shredding)?);
+                factory = factory.with_shredding(shredding_from_node(&node)?);
                 Ok(Arc::new(factory))
             }
             Some((&OF_INNER_CODEC, rest)) => self.inner.try_decode_file_format(rest, ctx),
@@ -731,15 +751,10 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
             });
         };
         no_application_adapter(factory.expr_adapter_factory(), "a Parquet file type")?;
-        let shredding = shredding_to_proto(factory.shredding())?;
         let parquet_options = factory.parquet_options().map(parquet_options_to_proto);
+        let node = format_node(parquet_options, factory.shredding())?;
         buf.push(OURS);
-        VariantFormatNode {
-            parquet_options,
-            shredding,
-        }
-        .encode(buf)
-        .map_err(|e| corrupt("a file type", e))
+        node.encode(buf).map_err(|e| corrupt("a file type", e))
     }
 
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {

@@ -14,10 +14,10 @@ use datafusion_proto::logical_plan::from_proto::parse_sorts;
 use datafusion_proto::logical_plan::to_proto::serialize_sorts;
 use datafusion_proto::protobuf;
 
-use super::messages::{TablePath, VariantFormatNode, VariantTableNode};
+use super::messages::{TablePath, VariantTableNode};
 use super::{
-    arrow_type_from_proto, arrow_type_to_proto, corrupt, no_application_adapter,
-    parquet_options_to_proto, required, shredding_from_proto, shredding_to_proto,
+    arrow_type_from_proto, arrow_type_to_proto, corrupt, format_node, no_application_adapter,
+    parquet_options_to_proto, required, shredding_from_node,
 };
 use crate::parquet::{VariantParquetFormat, VariantParquetTable};
 
@@ -67,10 +67,10 @@ pub(super) fn encode_table(
     Ok(VariantTableNode {
         paths,
         file_extension: options.file_extension.clone(),
-        format: Some(VariantFormatNode {
-            parquet_options: Some(parquet_options_to_proto(format.options())),
-            shredding: shredding_to_proto(format.shredding())?,
-        }),
+        format: Some(format_node(
+            Some(parquet_options_to_proto(format.options())),
+            format.shredding(),
+        )?),
         partition_columns,
         file_sort_order,
         definition: listing.get_table_definition().map(str::to_string),
@@ -90,7 +90,7 @@ pub(super) fn decode_table(
         .map_err(|e| corrupt("Parquet options", e))?;
     let format = VariantParquetFormat::new()
         .with_options(parquet_options)
-        .with_shredding(shredding_from_proto(&format_node.shredding)?);
+        .with_shredding(shredding_from_node(format_node)?);
     if node.paths.is_empty() {
         return Err(corrupt("a table", "no location"));
     }

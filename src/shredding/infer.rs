@@ -1,6 +1,7 @@
 //! Inferring a shredding type from variant values (what automatic shredding on write and
-//! `variant_shredding_schema_agg` choose), as Spark 4.1+ does:
+//! `variant_shredding_schema_agg` choose). Two rules ([`InferenceRule`]):
 //!
+//! **Spark's** (Spark 4.1+, `variant.shred_inference = 'spark'`):
 //! - each object field, array element and value is summarised by its *kind*: a primitive type,
 //!   an object or an array; kinds merge when they agree (integers of any width widen to BIGINT;
 //!   decimals and integers merge into a decimal with the larger scale and the larger count of
@@ -8,17 +9,28 @@
 //!   else (a string and a number, a double and a decimal) becomes VARIANT (kept in `value`, no
 //!   typed column);
 //! - an object field is kept when it is present in at least a tenth of the non-null values (a
-//!   field inside arrays: counted per element);
-//! - at most [`InferLimits::max_columns`] Parquet columns (a field costs its `value` column, and one
-//!   more for a typed primitive) and [`InferLimits::max_depth`] nesting levels; when more fields
-//!   qualify than fit, the most frequent are kept, ties broken by name, and the kept fields are
-//!   written in name order, so the same values always give the same type.
+//!   field inside arrays: counted per element).
+//!
+//! **Ours** (the default): the same kinds, but
+//! - a place whose values disagree is shredded on its *dominant* kind (the one most of its values
+//!   have: objects, arrays, or a primitive kind merged as above), the other values kept in its
+//!   `value` column, as the specification allows;
+//! - a field is kept when it is present in a tenth of the values, or at least twice and in at
+//!   least one value in a hundred (so sparse fields are columns of their own: an absent field is
+//!   a run of nulls, nearly free to store; map-like objects whose keys differ in each value are
+//!   not). Rarer fields stay in `value`: each column costs every row some writing time.
+//!
+//! Both: at most [`InferLimits::max_columns`] Parquet columns (a field costs its `value` column,
+//! and one more for a typed primitive) and [`InferLimits::max_depth`] nesting levels; when more
+//! fields qualify than fit, the most frequent are kept (at each level, the more frequent fields
+//! and what they hold first), ties broken by name, and the kept fields are written in name order,
+//! so the same values always give the same type.
 //!
 //! Decimals are widened to 18 digits (or 38 past that) at their scale, leaving room for the
 //! values that follow the sample; an integer counts as many integer digits as its width holds (3,
 //! 5, 10 or 19). An array whose values are all empty gets a list of VARIANT elements. Times,
 //! nanosecond timestamps and UUIDs stay in `value` (Spark and older readers do not take them as
-//! typed columns). Checked against Spark 4.3's own inference (`spark.sql.variant.
+//! typed columns). Spark's rule is checked against Spark 4.3's own inference (`spark.sql.variant.
 //! inferShreddingSchema`) on the cases of the tests below.
 use std::collections::BTreeMap;
 
@@ -30,13 +42,52 @@ use super::{codec_err, variant_column};
 use crate::codec::{Value, Variant, VariantBuilder};
 use crate::variant_array::variant_data_type;
 
-/// Bounds on an inferred shredding type.
+/// Which fields and types an inference chooses (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InferenceRule {
+    /// Dominant kinds and sparse fields, within the column budget.
+    #[default]
+    Default,
+    /// Spark's rule: fields in a tenth of the values, places whose values disagree unshredded.
+    Spark,
+}
+
+impl InferenceRule {
+    /// The rule a `variant.shred_inference` value names (`default` or `spark`, any case).
+    pub fn parse(name: &str) -> Result<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "default" => Ok(InferenceRule::Default),
+            "spark" => Ok(InferenceRule::Spark),
+            _ => Err(DataFusionError::Plan(format!(
+                "variant.shred_inference: unknown rule '{name}' (expected 'default' or 'spark')"
+            ))),
+        }
+    }
+
+    /// The name [`Self::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            InferenceRule::Default => "default",
+            InferenceRule::Spark => "spark",
+        }
+    }
+}
+
+impl std::fmt::Display for InferenceRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Bounds on an inferred shredding type, and the rule that chooses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InferLimits {
     /// Parquet columns the shredded fields of one file may use, across its variant columns.
     pub max_columns: usize,
     /// Nesting levels shredded.
     pub max_depth: usize,
+    /// The rule.
+    pub rule: InferenceRule,
 }
 
 impl Default for InferLimits {
@@ -44,6 +95,7 @@ impl Default for InferLimits {
         InferLimits {
             max_columns: 300,
             max_depth: 50,
+            rule: InferenceRule::Default,
         }
     }
 }
@@ -132,9 +184,15 @@ fn decimal_kind(integer_digits: u8, scale: u8) -> Kind {
 /// the same for its fields (objects) and elements (arrays).
 #[derive(Debug, Clone)]
 struct Node {
+    /// All its values' kinds merged (Spark's rule).
     kind: Kind,
     /// Values this place has (a field: the objects that have it; inside arrays, per element).
     count: u64,
+    /// How many of them are objects, arrays, and primitives of each kind (kinds merged while they
+    /// agree, each with its count): for the dominant kind.
+    objects: u64,
+    arrays: u64,
+    primitives: Vec<(Kind, u64)>,
     fields: BTreeMap<String, Node>,
     element: Option<Box<Node>>,
 }
@@ -144,9 +202,50 @@ impl Default for Node {
         Node {
             kind: Kind::Unknown,
             count: 0,
+            objects: 0,
+            arrays: 0,
+            primitives: vec![],
             fields: BTreeMap::new(),
             element: None,
         }
+    }
+}
+
+impl Node {
+    /// Counts `n` values of `kind`.
+    fn count_kind(&mut self, kind: Kind, n: u64) {
+        match kind {
+            Kind::Unknown => {}
+            Kind::Object => self.objects += n,
+            Kind::Array => self.arrays += n,
+            kind => {
+                for (k, count) in &mut self.primitives {
+                    let mut merged = k.clone();
+                    merged.merge(kind.clone());
+                    if merged != Kind::Variant || *k == kind {
+                        *k = merged;
+                        *count += n;
+                        return;
+                    }
+                }
+                self.primitives.push((kind, n));
+            }
+        }
+    }
+
+    /// The kind most of its values have (objects, then arrays, then the first primitive kind
+    /// on ties); Unknown when it has only nulls.
+    fn dominant(&self) -> Kind {
+        let mut best = (Kind::Unknown, 0);
+        for (kind, n) in [(Kind::Object, self.objects), (Kind::Array, self.arrays)]
+            .into_iter()
+            .chain(self.primitives.iter().cloned())
+        {
+            if n > best.1 {
+                best = (kind, n);
+            }
+        }
+        best.0
     }
 }
 
@@ -242,8 +341,20 @@ impl ShreddingInference {
     /// The shredding type for the values seen (VARIANT: none), using at most `columns` Parquet
     /// columns (decremented by what it uses).
     pub fn finish(&self, columns: &mut usize) -> DataType {
-        let min_count = self.values.div_ceil(10).max(1);
-        shredding_type(&self.root, min_count, columns)
+        let tenth = self.values.div_ceil(10).max(1);
+        let choice = match self.limits.rule {
+            InferenceRule::Spark => Choice {
+                tenth,
+                sparse: None,
+                dominant: false,
+            },
+            InferenceRule::Default => Choice {
+                tenth,
+                sparse: Some(self.values.div_ceil(100).max(2)),
+                dominant: true,
+            },
+        };
+        shredding_type(&self.root, &choice, columns)
     }
 }
 
@@ -254,10 +365,13 @@ fn add_to(node: &mut Node, v: Variant<'_>, depth: usize, nodes: &mut usize) -> R
     node.count += 1;
     if depth == 0 {
         node.kind.merge(Kind::Variant);
+        node.count_kind(Kind::Variant, 1);
         return Ok(());
     }
     let value = v.get().map_err(codec_err)?;
-    node.kind.merge(Kind::of(&value));
+    let kind = Kind::of(&value);
+    node.count_kind(kind.clone(), 1);
+    node.kind.merge(kind);
     match value {
         Value::Object(obj) => {
             obj.check_field_sizes().map_err(codec_err)?;
@@ -291,6 +405,11 @@ fn add_to(node: &mut Node, v: Variant<'_>, depth: usize, nodes: &mut usize) -> R
 fn merge_nodes(into: &mut Node, from: &Node, nodes: &mut usize) {
     into.kind.merge(from.kind.clone());
     into.count += from.count;
+    into.objects += from.objects;
+    into.arrays += from.arrays;
+    for (kind, n) in &from.primitives {
+        into.count_kind(kind.clone(), *n);
+    }
     for (key, child) in &from.fields {
         let into_child = into.fields.entry(key.clone()).or_insert_with(|| {
             *nodes += 1;
@@ -325,25 +444,46 @@ const KINDS: [Kind; 14] = [
     Kind::Variant,
 ];
 
-#[recursive::recursive]
-fn encode_node(b: &mut VariantBuilder, node: &Node) {
-    b.begin_object();
+/// Writes `kind` as the fields `k` (its code), `p` and `s` (digits and scale) of the open object.
+fn encode_kind(b: &mut VariantBuilder, kind: &Kind) {
     let code = KINDS
         .iter()
-        .position(|k| std::mem::discriminant(k) == std::mem::discriminant(&node.kind))
+        .position(|k| std::mem::discriminant(k) == std::mem::discriminant(kind))
         .unwrap_or(0);
     b.key("k");
     b.int(code as i64);
-    if let Kind::Integer(d) | Kind::Decimal(d, _) = node.kind {
+    if let Kind::Integer(d) | Kind::Decimal(d, _) = kind {
         b.key("p");
-        b.int(d as i64);
+        b.int(*d as i64);
     }
-    if let Kind::Decimal(_, s) = node.kind {
+    if let Kind::Decimal(_, s) = kind {
         b.key("s");
-        b.int(s as i64);
+        b.int(*s as i64);
     }
+}
+
+#[recursive::recursive]
+fn encode_node(b: &mut VariantBuilder, node: &Node) {
+    b.begin_object();
+    encode_kind(b, &node.kind);
     b.key("n");
     b.int(node.count as i64);
+    b.key("o");
+    b.int(node.objects as i64);
+    b.key("a");
+    b.int(node.arrays as i64);
+    if !node.primitives.is_empty() {
+        b.key("t");
+        b.begin_array();
+        for (kind, n) in &node.primitives {
+            b.begin_object();
+            encode_kind(b, kind);
+            b.key("n");
+            b.int(*n as i64);
+            let _ = b.end_object();
+        }
+        b.end_array();
+    }
     if !node.fields.is_empty() {
         b.key("f");
         b.begin_object();
@@ -370,35 +510,68 @@ fn int_of(v: &Value<'_>) -> Option<i64> {
     }
 }
 
+fn bad_state() -> DataFusionError {
+    DataFusionError::Internal("bad shredding inference state".into())
+}
+
+/// The integer field `key` of `obj` (None when absent).
+fn int_field(obj: &crate::codec::ObjectView<'_>, key: &str) -> Result<Option<i64>> {
+    Ok(match obj.get(key).map_err(codec_err)? {
+        Some(v) => Some(int_of(&v.get().map_err(codec_err)?).ok_or_else(bad_state)?),
+        None => None,
+    })
+}
+
+/// The kind [`encode_kind`] wrote into `obj`.
+fn decode_kind(obj: &crate::codec::ObjectView<'_>) -> Result<Kind> {
+    let code = int_field(obj, "k")?.ok_or_else(bad_state)?;
+    let kind = KINDS.get(code as usize).cloned().ok_or_else(bad_state)?;
+    let byte = |key: &str| -> Result<u8> {
+        let n = int_field(obj, key)?.ok_or_else(bad_state)?;
+        u8::try_from(n)
+            .ok()
+            .filter(|&n| n <= 38)
+            .ok_or_else(bad_state)
+    };
+    Ok(match kind {
+        Kind::Integer(_) => Kind::Integer(byte("p")?),
+        Kind::Decimal(..) => Kind::Decimal(byte("p")?, byte("s")?),
+        kind => kind,
+    })
+}
+
 #[recursive::recursive]
 fn decode_node(v: Variant<'_>, nodes: &mut usize) -> Result<Node> {
-    let bad = || DataFusionError::Internal("bad shredding inference state".into());
+    let bad = bad_state;
     let Value::Object(obj) = v.get().map_err(codec_err)? else {
         return Err(bad());
     };
-    let int = |key: &str| -> Result<Option<i64>> {
-        Ok(match obj.get(key).map_err(codec_err)? {
-            Some(v) => Some(int_of(&v.get().map_err(codec_err)?).ok_or_else(bad)?),
-            None => None,
-        })
+    let count = |key: &str| -> Result<u64> {
+        let n = int_field(&obj, key)?.ok_or_else(bad)?;
+        u64::try_from(n).map_err(|_| bad())
     };
-    let code = int("k")?.ok_or_else(bad)?;
-    let mut kind = KINDS.get(code as usize).cloned().ok_or_else(bad)?;
-    let byte = |key: &str| -> Result<u8> {
-        let n = int(key)?.ok_or_else(bad)?;
-        u8::try_from(n).ok().filter(|&n| n <= 38).ok_or_else(bad)
-    };
-    match kind {
-        Kind::Integer(_) => kind = Kind::Integer(byte("p")?),
-        Kind::Decimal(..) => kind = Kind::Decimal(byte("p")?, byte("s")?),
-        _ => {}
-    }
     let mut node = Node {
-        kind,
-        count: int("n")?.ok_or_else(bad)? as u64,
+        kind: decode_kind(&obj)?,
+        count: count("n")?,
+        objects: count("o")?,
+        arrays: count("a")?,
+        primitives: vec![],
         fields: BTreeMap::new(),
         element: None,
     };
+    if let Some(kinds) = obj.get("t").map_err(codec_err)? {
+        let Value::Array(kinds) = kinds.get().map_err(codec_err)? else {
+            return Err(bad());
+        };
+        for kind in kinds.iter() {
+            let Value::Object(kind) = kind.map_err(codec_err)?.get().map_err(codec_err)? else {
+                return Err(bad());
+            };
+            let n = int_field(&kind, "n")?.ok_or_else(bad)?;
+            node.primitives
+                .push((decode_kind(&kind)?, u64::try_from(n).map_err(|_| bad())?));
+        }
+    }
     *nodes += 1;
     if let Some(fields) = obj.get("f").map_err(codec_err)? {
         let Value::Object(fields) = fields.get().map_err(codec_err)? else {
@@ -419,9 +592,24 @@ fn decode_node(v: Variant<'_>, nodes: &mut usize) -> Result<Node> {
     Ok(node)
 }
 
-/// The shredding type of the values at `node`, with fields occurring at least `min_count` times.
+/// What a rule keeps: fields occurring at least `tenth` times (a tenth of the values), or at
+/// least `sparse` times; each place shredded on its dominant kind (else on all its values' kinds
+/// merged).
+struct Choice {
+    tenth: u64,
+    sparse: Option<u64>,
+    dominant: bool,
+}
+
+impl Choice {
+    fn keeps(&self, count: u64) -> bool {
+        count >= self.tenth || self.sparse.is_some_and(|min| count >= min)
+    }
+}
+
+/// The shredding type of the values at `node`.
 #[recursive::recursive]
-fn shredding_type(node: &Node, min_count: u64, columns: &mut usize) -> DataType {
+fn shredding_type(node: &Node, choice: &Choice, columns: &mut usize) -> DataType {
     // the value column every shredded place has
     if *columns == 0 {
         return variant_data_type();
@@ -434,13 +622,18 @@ fn shredding_type(node: &Node, min_count: u64, columns: &mut usize) -> DataType 
         *columns -= 1;
         t
     };
-    match &node.kind {
+    let kind = if choice.dominant {
+        node.dominant()
+    } else {
+        node.kind.clone()
+    };
+    match &kind {
         Kind::Object => {
             // the most frequent fields first (ties by name), then in name order
             let mut candidates: Vec<(&String, &Node)> = node
                 .fields
                 .iter()
-                .filter(|(_, child)| child.count >= min_count)
+                .filter(|(_, child)| choice.keeps(child.count))
                 .collect();
             candidates.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0)));
             let mut kept: Vec<(String, DataType)> = vec![];
@@ -448,7 +641,7 @@ fn shredding_type(node: &Node, min_count: u64, columns: &mut usize) -> DataType 
                 if *columns == 0 {
                     break;
                 }
-                kept.push((name.clone(), shredding_type(child, min_count, columns)));
+                kept.push((name.clone(), shredding_type(child, choice, columns)));
             }
             if kept.is_empty() {
                 return variant_data_type();
@@ -464,7 +657,7 @@ fn shredding_type(node: &Node, min_count: u64, columns: &mut usize) -> DataType 
             // (only empty arrays: elements of VARIANT, as Spark chooses)
             let empty = Node::default();
             let element = node.element.as_deref().unwrap_or(&empty);
-            let element = shredding_type(element, min_count, columns);
+            let element = shredding_type(element, choice, columns);
             DataType::List(std::sync::Arc::new(Field::new("element", element, true)))
         }
         Kind::Unknown | Kind::Variant => variant_data_type(),
@@ -505,13 +698,109 @@ mod tests {
         inference
     }
 
-    /// The chosen type of `rows`, as `variant_shredding_schema_agg` prints it.
+    const SPARK: InferLimits = InferLimits {
+        max_columns: 300,
+        max_depth: 50,
+        rule: InferenceRule::Spark,
+    };
+
+    /// The type Spark's rule chooses for `rows`, as `variant_shredding_schema_agg` prints it.
     fn infer(rows: &[&str]) -> String {
+        let mut columns = 300;
+        sql_type_name(&inference(rows, SPARK).finish(&mut columns))
+    }
+
+    /// The type the default rule chooses for `rows`.
+    fn infer_default(rows: &[&str]) -> String {
         let mut columns = 300;
         sql_type_name(&inference(rows, InferLimits::default()).finish(&mut columns))
     }
 
-    // The expectations below are what Spark 4.3 writes for the same rows with
+    #[test]
+    fn the_default_rule_shreds_each_place_on_its_dominant_kind() {
+        // an integer field with one string among them: BIGINT (the string stays in `value`)
+        let ints = [r#"{"a":1}"#, r#"{"a":2}"#, r#"{"a":"x"}"#, r#"{"a":3}"#];
+        assert_eq!(infer_default(&ints), "STRUCT<a: BIGINT>");
+        assert_eq!(infer(&ints), "STRUCT<a: VARIANT>");
+        // an object in most values, a string in the others (Bluesky's `subject`)
+        let subjects = [
+            r#"{"s":{"uri":"at://1","cid":"b1"}}"#,
+            r#"{"s":"did:plc:x"}"#,
+            r#"{"s":{"uri":"at://2","cid":"b2"}}"#,
+        ];
+        assert_eq!(
+            infer_default(&subjects),
+            "STRUCT<s: STRUCT<cid: STRING, uri: STRING>>"
+        );
+        assert_eq!(infer(&subjects), "STRUCT<s: VARIANT>");
+        // more strings than objects: the strings
+        assert_eq!(
+            infer_default(&[r#"{"s":"a"}"#, r#"{"s":"b"}"#, r#"{"s":{"x":1}}"#]),
+            "STRUCT<s: STRING>"
+        );
+        // kinds that merge count together: two integers and a decimal beat two strings
+        assert_eq!(
+            infer_default(&[
+                r#"{"n":1}"#,
+                r#"{"n":"p"}"#,
+                r#"{"n":2.5}"#,
+                r#"{"n":"q"}"#,
+                r#"{"n":7}"#
+            ]),
+            "STRUCT<n: DECIMAL(18,1)>"
+        );
+        // arrays against numbers; ties go to objects, then arrays, then the first kind seen
+        assert_eq!(infer_default(&["[1]", "2", "[3,4]"]), "ARRAY<BIGINT>");
+        assert_eq!(
+            infer_default(&[r#"{"a":1}"#, r#""str""#]),
+            "STRUCT<a: BIGINT>"
+        );
+        assert_eq!(infer_default(&["true", "1"]), "BOOLEAN");
+        // only nulls, or values that have no typed column: VARIANT
+        assert_eq!(infer_default(&["null", "null"]), "VARIANT");
+        assert_eq!(infer_default(&[]), "VARIANT");
+    }
+
+    #[test]
+    fn the_default_rule_keeps_sparse_fields_but_not_map_keys() {
+        // `b` in 2 values of 30: under a tenth (Spark drops it), but at least twice
+        let mut rows = vec![r#"{"a":1,"b":"x"}"#, r#"{"a":2,"b":"y"}"#];
+        rows.extend([r#"{"a":3}"#; 28]);
+        assert_eq!(infer_default(&rows), "STRUCT<a: BIGINT, b: STRING>");
+        assert_eq!(infer(&rows), "STRUCT<a: BIGINT>");
+        // once is not enough (a key of a map-like object, different in every value)
+        rows[1] = r#"{"a":2}"#;
+        assert_eq!(infer_default(&rows), "STRUCT<a: BIGINT>");
+        let maps: Vec<String> = (0..20)
+            .map(|i| format!(r#"{{"m":{{"k{i}":1}}}}"#))
+            .collect();
+        let maps: Vec<&str> = maps.iter().map(String::as_str).collect();
+        assert_eq!(infer_default(&maps), "STRUCT<m: VARIANT>");
+        // and at least one value in a hundred: 2 of 300 is not, 3 is
+        let mut rows = vec![r#"{"a":1,"b":1}"#; 2];
+        rows.extend([r#"{"a":1}"#; 298]);
+        assert_eq!(infer_default(&rows), "STRUCT<a: BIGINT>");
+        rows[2] = r#"{"a":1,"b":1}"#;
+        assert_eq!(infer_default(&rows), "STRUCT<a: BIGINT, b: BIGINT>");
+        // a field present once in few values is still kept when it is in a tenth of them
+        assert_eq!(
+            infer_default(&[r#"{"a":1,"b":"x"}"#, r#"{"a":7}"#]),
+            "STRUCT<a: BIGINT, b: STRING>"
+        );
+    }
+
+    #[test]
+    fn rules_parse_by_name() {
+        assert_eq!(InferenceRule::parse("Spark").unwrap(), InferenceRule::Spark);
+        assert_eq!(
+            InferenceRule::parse(" default ").unwrap(),
+            InferenceRule::Default
+        );
+        let err = InferenceRule::parse("clickhouse").unwrap_err().to_string();
+        assert!(err.contains("unknown rule 'clickhouse'"), "{err}");
+    }
+
+    // The expectations of `infer` below are what Spark 4.3 writes for the same rows with
     // `spark.sql.variant.inferShreddingSchema` (read from its files' Parquet schema).
 
     #[test]
@@ -633,8 +922,8 @@ mod tests {
         );
         // depth: two levels shredded, the third kept as VARIANT
         let limits = InferLimits {
-            max_columns: 300,
             max_depth: 2,
+            ..SPARK
         };
         let deep = super::tests::inference(&[r#"{"a":{"b":{"c":1}}}"#], limits);
         let mut columns = 300;
@@ -658,6 +947,24 @@ mod tests {
             sql_type_name(&decoded.finish(&mut columns)),
             "STRUCT<a: DECIMAL(18,2), b: ARRAY<DECIMAL(18,1)>, c: STRING>"
         );
+        // the counts of each kind travel too: the objects of one state against the strings of
+        // another, whichever has more
+        let objects = inference(&[r#"{"s":{"u":1}}"#, r#"{"s":{"u":2}}"#], a.limits);
+        let (metadata, value) = objects.encode().unwrap();
+        for (strings, expected) in [
+            (&[r#"{"s":"x"}"#][..], "STRUCT<s: STRUCT<u: BIGINT>>"),
+            (
+                &[r#"{"s":"x"}"#, r#"{"s":"y"}"#, r#"{"s":"z"}"#],
+                "STRUCT<s: STRING>",
+            ),
+        ] {
+            let mut decoded =
+                ShreddingInference::decode(Variant::try_new(&metadata, &value).unwrap(), a.limits)
+                    .unwrap();
+            decoded.merge(&inference(strings, a.limits));
+            let mut columns = 300;
+            assert_eq!(sql_type_name(&decoded.finish(&mut columns)), expected);
+        }
         // a state that is not one is an error, not a panic
         let mut bad = VariantBuilder::new();
         JsonParser::new()

@@ -52,7 +52,7 @@ pub(super) fn stack_checked_every_few_levels<R>(depth: usize, f: impl FnOnce() -
     }
 }
 
-pub use infer::{InferLimits, ShreddingInference};
+pub use infer::{InferLimits, InferenceRule, ShreddingInference};
 pub use json::shredded_to_json;
 pub use schema::shredded_schemas;
 pub use shred::{shred_variant, shredded_variant_type};
