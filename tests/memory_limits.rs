@@ -54,8 +54,8 @@ async fn outcome(ctx: &SessionContext, sql: &str) -> Result<(), String> {
     .map_err(|e| e.to_string())
 }
 
-/// The sink reserves what its writers buffer (the row group in progress, up to a million rows,
-/// and the rows sampled for automatic shredding): 1 MiB cannot hold the file's 300,000 variants,
+/// The sink reserves what its writers buffer (the row group in progress, up to 128 Ki rows in
+/// files with variant columns, and the rows sampled for automatic shredding): 1 MiB cannot hold the file's 300,000 variants,
 /// several MB even encoded.
 #[tokio::test]
 async fn a_large_copy_fails_within_the_memory_limit() {

@@ -403,6 +403,58 @@ async fn rust_only_shredding_types() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Row groups
+// ---------------------------------------------------------------------------------------------
+
+/// The row counts of the row groups of the Parquet file at `path`.
+fn row_group_rows(path: &std::path::Path) -> Vec<i64> {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    (reader.metadata().row_groups().iter())
+        .map(|rg| rg.num_rows())
+        .collect()
+}
+
+/// Files with variant columns are written in row groups of 128 Ki rows (DataFusion's default is
+/// a million), unless `max_row_group_size` says otherwise; files without keep DataFusion's.
+#[tokio::test]
+async fn variant_files_have_row_groups_of_128_ki_rows() {
+    let dir = scratch("row_groups");
+    let ctx = session_context();
+    let copy = |name: &str, select: &str, options: &str| {
+        format!(
+            "COPY ({select} FROM generate_series(1, 300000)) TO '{}' STORED AS PARQUET{options}",
+            dir.join(name).display()
+        )
+    };
+    let variants = "SELECT parse_json('{\"a\":' || value || '}') AS v";
+    for sql in [
+        copy("auto.parquet", variants, ""),
+        copy(
+            "unshredded.parquet",
+            variants,
+            " OPTIONS ('variant.shred.v' 'none')",
+        ),
+        copy(
+            "set.parquet",
+            variants,
+            " OPTIONS ('format.max_row_group_size' '200000')",
+        ),
+        copy("plain.parquet", "SELECT value", ""),
+    ] {
+        ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    }
+    let expected = vec![131072, 131072, 37856];
+    assert_eq!(row_group_rows(&dir.join("auto.parquet")), expected);
+    assert_eq!(row_group_rows(&dir.join("unshredded.parquet")), expected);
+    assert_eq!(
+        row_group_rows(&dir.join("set.parquet")),
+        vec![200000, 100000]
+    );
+    assert_eq!(row_group_rows(&dir.join("plain.parquet")), vec![300000]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The Rust API
 // ---------------------------------------------------------------------------------------------
 

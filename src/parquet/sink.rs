@@ -364,6 +364,11 @@ impl FileSetup {
         schema: &SchemaRef,
     ) -> Result<AsyncArrowWriter<BufWriter>> {
         let mut options = self.options.clone();
+        if options.global.max_row_group_size == DATAFUSION_ROW_GROUP_ROWS
+            && schema.fields().iter().any(|f| has_variant_column(f))
+        {
+            options.global.max_row_group_size = VARIANT_ROW_GROUP_ROWS;
+        }
         if !options.global.skip_arrow_metadata {
             // as DataFusion's sink: the Arrow schema goes into the footer's key-value metadata,
             // here with the shredded text read as string views (see `text_as_views`)
@@ -405,6 +410,16 @@ impl FileSetup {
         )?)
     }
 }
+
+/// DataFusion's default `max_row_group_size`.
+const DATAFUSION_ROW_GROUP_ROWS: usize = 1024 * 1024;
+
+/// The row group size of files with variant columns, unless `max_row_group_size` is set to
+/// another value than DataFusion's default: smaller groups than DataFusion's million rows (as
+/// DuckDB's 122,880 and Spark's 128 MB), so that the statistics of shredded leaves prune finer,
+/// a file's row groups feed several partitions of a scan, and the writer buffers less of a file
+/// (a shredded column has many leaves).
+pub const VARIANT_ROW_GROUP_ROWS: usize = 128 * 1024;
 
 /// `schema` with the shredded text of its variant columns (string `typed_value`s) as Utf8View:
 /// the Arrow schema the footer carries, which Arrow readers follow, so that reading a shredded
