@@ -49,18 +49,32 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 /// Runs `future` to completion on the runtime with the GIL released, so other Python threads
 /// run meanwhile. A signal handler that raises (Ctrl-C's `KeyboardInterrupt`) drops the future,
 /// which cancels the query, and its exception is returned.
+///
+/// The checks are paced by a thread of their own, not by the runtime's timer: a worker drives the
+/// timer only between tasks, and a query whose tasks keep every worker busy without yielding
+/// (a long `generate_series` on two cores) would never be interrupted.
 pub(crate) fn wait_for<F>(py: Python<'_>, future: F) -> PyResult<F::Output>
 where
     F: Future + Send,
     F::Output: Send,
 {
+    let (tick, mut ticks) = tokio::sync::mpsc::channel::<()>(1);
+    std::thread::spawn(move || {
+        // ends when the wait is over (the receiver dropped)
+        loop {
+            std::thread::sleep(SIGNAL_CHECK);
+            if tick.blocking_send(()).is_err() {
+                break;
+            }
+        }
+    });
     py.detach(|| {
         runtime().block_on(async {
             tokio::pin!(future);
             loop {
                 tokio::select! {
                     out = &mut future => return Ok(out),
-                    _ = tokio::time::sleep(SIGNAL_CHECK) => {
+                    Some(()) = ticks.recv() => {
                         Python::attach(|py| py.check_signals())?;
                     }
                 }
