@@ -66,15 +66,23 @@ pub fn is_variant_like(field: &Field) -> bool {
 
 /// True when `field` is a variant or a struct, list or map with a variant somewhere inside.
 pub fn contains_variant(field: &Field) -> bool {
-    if is_variant_like(field) {
+    holds_field(field, &is_variant_like)
+}
+
+/// True when `field`, or a field nested in it (struct fields, list elements, map entries), is
+/// one that `is` accepts.
+pub fn holds_field(field: &Field, is: &impl Fn(&Field) -> bool) -> bool {
+    if is(field) {
         return true;
     }
     match field.data_type() {
-        DataType::Struct(fields) => fields.iter().any(|f| contains_variant(f)),
+        DataType::Struct(fields) => fields.iter().any(|f| holds_field(f, is)),
         DataType::List(f)
         | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
         | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => contains_variant(f),
+        | DataType::Map(f, _) => holds_field(f, is),
         _ => false,
     }
 }

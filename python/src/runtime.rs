@@ -46,35 +46,47 @@ pub(crate) fn runtime() -> &'static Runtime {
 /// How often a waiting query checks for a signal.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
+/// A receiver of the ticks that pace the signal checks: one thread per process sends a tick
+/// every [`SIGNAL_CHECK`], instead of the runtime's timer, which a worker drives only between
+/// tasks (a query whose tasks keep every worker busy without yielding, a long `generate_series`
+/// on two cores, would never be interrupted).
+fn signal_ticks() -> tokio::sync::watch::Receiver<()> {
+    static TICKS: OnceLock<tokio::sync::watch::Receiver<()>> = OnceLock::new();
+    let mut ticks = TICKS
+        .get_or_init(|| {
+            let (tick, ticks) = tokio::sync::watch::channel(());
+            std::thread::Builder::new()
+                .name("datafusion-parquet-variant-signals".into())
+                .spawn(move || {
+                    // (the receiver in the static lives as long as the process)
+                    while tick.send(()).is_ok() {
+                        std::thread::sleep(SIGNAL_CHECK);
+                    }
+                })
+                .expect("a thread for the signal checks");
+            ticks
+        })
+        .clone();
+    ticks.mark_unchanged();
+    ticks
+}
+
 /// Runs `future` to completion on the runtime with the GIL released, so other Python threads
 /// run meanwhile. A signal handler that raises (Ctrl-C's `KeyboardInterrupt`) drops the future,
 /// which cancels the query, and its exception is returned.
-///
-/// The checks are paced by a thread of their own, not by the runtime's timer: a worker drives the
-/// timer only between tasks, and a query whose tasks keep every worker busy without yielding
-/// (a long `generate_series` on two cores) would never be interrupted.
 pub(crate) fn wait_for<F>(py: Python<'_>, future: F) -> PyResult<F::Output>
 where
     F: Future + Send,
     F::Output: Send,
 {
-    let (tick, mut ticks) = tokio::sync::mpsc::channel::<()>(1);
-    std::thread::spawn(move || {
-        // ends when the wait is over (the receiver dropped)
-        loop {
-            std::thread::sleep(SIGNAL_CHECK);
-            if tick.blocking_send(()).is_err() {
-                break;
-            }
-        }
-    });
+    let mut ticks = signal_ticks();
     py.detach(|| {
         runtime().block_on(async {
             tokio::pin!(future);
             loop {
                 tokio::select! {
                     out = &mut future => return Ok(out),
-                    Some(()) = ticks.recv() => {
+                    Ok(()) = ticks.changed() => {
                         Python::attach(|py| py.check_signals())?;
                     }
                 }

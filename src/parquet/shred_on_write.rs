@@ -339,23 +339,19 @@ datafusion::common::extensions_options! {
 // `SET variant.shred_inference = '<rule>'`: an unknown rule fails the `SET`
 datafusion::common::config_field!(InferenceRule, value => InferenceRule::parse(value)?);
 
-/// A `variant.shred_inference` value checked and lower-cased.
-fn normalize_rule(value: &str) -> Result<String> {
-    Ok(InferenceRule::parse(value)?.name().to_string())
-}
-
 impl ConfigExtension for VariantConfig {
     const PREFIX: &'static str = "variant";
 }
 
 /// The `variant` namespace of table options, so that DataFusion's option checks (the CLI
 /// validates `COPY` and `CREATE EXTERNAL TABLE` options against the session's table options)
-/// accept `'variant.shred.<column>' '<type>'` and `'variant.shred_inference' '<rule>'`. The formats read the keys themselves, from the
-/// statement's options; this only checks them (an invalid type fails when it is set).
+/// accept `'variant.shred.<column>' '<type>'` and `'variant.shred_inference' '<rule>'`. The
+/// formats read the keys themselves, from the statement's options; this only checks them (an
+/// invalid type or rule fails when it is set).
 #[derive(Debug, Clone, Default)]
 pub struct VariantTableOptions {
     shred: BTreeMap<String, String>,
-    inference: Option<String>,
+    inference: Option<InferenceRule>,
 }
 
 impl ConfigExtension for VariantTableOptions {
@@ -379,7 +375,7 @@ impl ExtensionOptions for VariantTableOptions {
         // DataFusion passes the whole key, prefix included
         let key = key.strip_prefix("variant.").unwrap_or(key);
         if key == "shred_inference" {
-            self.inference = Some(normalize_rule(value)?);
+            self.inference = Some(InferenceRule::parse(value)?);
             return Ok(());
         }
         let Some(column) = key.strip_prefix("shred.").filter(|c| !c.is_empty()) else {
@@ -403,10 +399,10 @@ impl ExtensionOptions for VariantTableOptions {
                 description: "shred this variant column as the given type when writing Parquet",
             })
             .collect();
-        if let Some(rule) = &self.inference {
+        if let Some(rule) = self.inference {
             entries.push(ConfigEntry {
                 key: SHRED_INFERENCE_OPTION.to_string(),
-                value: Some(rule.clone()),
+                value: Some(rule.name().to_string()),
                 description: "the rule that infers the automatic columns' shredding",
             });
         }

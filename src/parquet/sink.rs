@@ -44,7 +44,7 @@ use super::interval::{
 };
 use super::rebuilt_group;
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
-use crate::variant_array::{is_variant_field, variant_data_type};
+use crate::variant_array::{holds_field, is_variant_field, variant_data_type};
 
 /// The object store writer of one file.
 type BufWriter = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
@@ -52,21 +52,10 @@ type BufWriter = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 /// The VARIANT specification version our files declare.
 pub const VARIANT_SPEC_VERSION: i8 = 1;
 
-/// True when `field` is a variant column or holds one (nested in a struct, list or map).
+/// True when `field` is a variant column or holds one (nested in a struct, list or map), by its
+/// extension.
 pub fn has_variant_column(field: &Field) -> bool {
-    if is_variant_field(field) {
-        return true;
-    }
-    match field.data_type() {
-        DataType::Struct(fields) => fields.iter().any(|f| has_variant_column(f)),
-        DataType::List(f)
-        | DataType::LargeList(f)
-        | DataType::ListView(f)
-        | DataType::LargeListView(f)
-        | DataType::FixedSizeList(f, _)
-        | DataType::Map(f, _) => has_variant_column(f),
-        _ => false,
-    }
+    holds_field(field, &is_variant_field)
 }
 
 /// A Parquet [`FileSink`] that writes VARIANT groups with `specification_version` 1.

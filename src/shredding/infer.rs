@@ -182,33 +182,17 @@ fn decimal_kind(integer_digits: u8, scale: u8) -> Kind {
 
 /// The statistics of one place in the values: the kind of its values, how often it occurs, and
 /// the same for its fields (objects) and elements (arrays).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Node {
-    /// All its values' kinds merged (Spark's rule).
-    kind: Kind,
     /// Values this place has (a field: the objects that have it; inside arrays, per element).
     count: u64,
     /// How many of them are objects, arrays, and primitives of each kind (kinds merged while they
-    /// agree, each with its count): for the dominant kind.
+    /// agree, each with its count; variant nulls are not counted).
     objects: u64,
     arrays: u64,
     primitives: Vec<(Kind, u64)>,
     fields: BTreeMap<String, Node>,
     element: Option<Box<Node>>,
-}
-
-impl Default for Node {
-    fn default() -> Self {
-        Node {
-            kind: Kind::Unknown,
-            count: 0,
-            objects: 0,
-            arrays: 0,
-            primitives: vec![],
-            fields: BTreeMap::new(),
-            element: None,
-        }
-    }
 }
 
 impl Node {
@@ -230,6 +214,22 @@ impl Node {
                 }
                 self.primitives.push((kind, n));
             }
+        }
+    }
+
+    /// All its values' kinds merged (Spark's rule): the one kind counted, VARIANT when values of
+    /// kinds that do not merge were counted, Unknown when only nulls.
+    fn merged(&self) -> Kind {
+        let objects = (self.objects > 0).then_some(Kind::Object);
+        let arrays = (self.arrays > 0).then_some(Kind::Array);
+        let mut kinds = objects
+            .into_iter()
+            .chain(arrays)
+            .chain(self.primitives.iter().map(|(k, _)| k.clone()));
+        match (kinds.next(), kinds.next()) {
+            (None, _) => Kind::Unknown,
+            (Some(kind), None) => kind,
+            (Some(_), Some(_)) => Kind::Variant,
         }
     }
 
@@ -364,14 +364,12 @@ impl ShreddingInference {
 fn add_to(node: &mut Node, v: Variant<'_>, depth: usize, nodes: &mut usize) -> Result<()> {
     node.count += 1;
     if depth == 0 {
-        node.kind.merge(Kind::Variant);
         node.count_kind(Kind::Variant, 1);
         return Ok(());
     }
     let value = v.get().map_err(codec_err)?;
     let kind = Kind::of(&value);
-    node.count_kind(kind.clone(), 1);
-    node.kind.merge(kind);
+    node.count_kind(kind, 1);
     match value {
         Value::Object(obj) => {
             obj.check_field_sizes().map_err(codec_err)?;
@@ -403,7 +401,6 @@ fn add_to(node: &mut Node, v: Variant<'_>, depth: usize, nodes: &mut usize) -> R
 
 #[recursive::recursive]
 fn merge_nodes(into: &mut Node, from: &Node, nodes: &mut usize) {
-    into.kind.merge(from.kind.clone());
     into.count += from.count;
     into.objects += from.objects;
     into.arrays += from.arrays;
@@ -465,7 +462,6 @@ fn encode_kind(b: &mut VariantBuilder, kind: &Kind) {
 #[recursive::recursive]
 fn encode_node(b: &mut VariantBuilder, node: &Node) {
     b.begin_object();
-    encode_kind(b, &node.kind);
     b.key("n");
     b.int(node.count as i64);
     b.key("o");
@@ -551,7 +547,6 @@ fn decode_node(v: Variant<'_>, nodes: &mut usize) -> Result<Node> {
         u64::try_from(n).map_err(|_| bad())
     };
     let mut node = Node {
-        kind: decode_kind(&obj)?,
         count: count("n")?,
         objects: count("o")?,
         arrays: count("a")?,
@@ -625,7 +620,7 @@ fn shredding_type(node: &Node, choice: &Choice, columns: &mut usize) -> DataType
     let kind = if choice.dominant {
         node.dominant()
     } else {
-        node.kind.clone()
+        node.merged()
     };
     match &kind {
         Kind::Object => {
