@@ -28,7 +28,10 @@ use datafusion::sql::sqlparser::ast::{
 };
 use datafusion::sql::sqlparser::dialect::{Dialect, Precedence, dialect_from_str};
 
-/// `SessionContext::sql` with `:` paths bound as Spark binds them (see the module docs).
+use super::case_branches::cast_first_case_branches;
+
+/// `SessionContext::sql` with `:` paths bound as Spark binds them (see the module docs), and a
+/// CASE whose later branch is a variant typed VARIANT ([`cast_first_case_branches`]).
 pub async fn run_sql(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let state = ctx.state();
     let mut statements = parse_sql(&state, sql)?;
@@ -43,7 +46,7 @@ pub async fn run_sql(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
 }
 
 /// Parses `sql` (any number of statements) with the session's dialect and recursion limit, with
-/// `:` paths bound as Spark binds them.
+/// `:` paths bound as Spark binds them and CASE branches cast as [`run_sql`] has them.
 pub fn parse_sql(state: &SessionState, sql: &str) -> Result<Vec<DFStatement>> {
     let options = &state.config().options().sql_parser;
     let (statements, _) =
@@ -67,6 +70,8 @@ fn parse_rebound(
     let mut changed = false;
     for statement in &mut statements {
         changed |= bind_colon_paths(statement, dialect.as_ref());
+        // after the paths are bound: `1 + v:a` is a variant only as the parser misbound it
+        changed |= cast_first_case_branches(statement);
     }
     Ok((statements, changed))
 }
@@ -99,22 +104,32 @@ fn session_dialect(name: &DialectName) -> Result<Box<dyn Dialect>> {
 /// true if anything changed. Each moved path is parenthesized, so the statement's text reads the
 /// same way in any dialect.
 pub fn bind_colon_paths(statement: &mut DFStatement, dialect: &dyn Dialect) -> bool {
+    rewrite_expressions(statement, &mut |expr| rebind(expr, dialect))
+}
+
+/// Calls `rewrite` on every expression of `statement` (post-order: children first, also in
+/// subqueries, the query of a `COPY` and the statement an `EXPLAIN` explains); true if any call
+/// returned true.
+pub fn rewrite_expressions(
+    statement: &mut DFStatement,
+    rewrite: &mut dyn FnMut(&mut Expr) -> bool,
+) -> bool {
     let mut changed = false;
-    let mut fix = |expr: &mut Expr| {
-        changed |= rebind(expr, dialect);
+    let mut visit = |expr: &mut Expr| {
+        changed |= rewrite(expr);
         ControlFlow::<()>::Continue(())
     };
     match statement {
         DFStatement::Statement(s) => {
-            let _ = visit_expressions_mut(s.as_mut(), &mut fix);
+            let _ = visit_expressions_mut(s.as_mut(), &mut visit);
         }
         DFStatement::CopyTo(copy) => {
             if let CopyToSource::Query(query) = &mut copy.source {
-                let _ = visit_expressions_mut(query.as_mut(), &mut fix);
+                let _ = visit_expressions_mut(query.as_mut(), &mut visit);
             }
         }
         DFStatement::Explain(explain) => {
-            changed |= bind_colon_paths(&mut explain.statement, dialect);
+            changed |= rewrite_expressions(&mut explain.statement, rewrite);
         }
         DFStatement::CreateExternalTable(_) | DFStatement::Reset(_) => {}
     }
@@ -378,6 +393,16 @@ mod tests {
         assert_eq!(
             rewrite_sql_text("SELECT v:a FROM t", &DialectName::Generic).unwrap(),
             None
+        );
+        // the CASE branches too: the text is what `run_sql` plans
+        assert_eq!(
+            rewrite_sql_text(
+                "SELECT CASE WHEN c THEN 'x' ELSE v:a END FROM t",
+                &DialectName::Generic
+            )
+            .unwrap()
+            .as_deref(),
+            Some("SELECT CASE WHEN c THEN CAST('x' AS VARIANT) ELSE v:a END FROM t;")
         );
     }
 }

@@ -2,6 +2,7 @@
 //! the `VARIANT` type name, `variant_explode` in FROM (also `LATERAL`), and whole-value reads
 //! (`to_json`) moved into the scan.
 
+pub mod case_branches;
 pub mod cast_rewrite;
 pub mod colon_path;
 pub mod colon_precedence;
