@@ -454,6 +454,52 @@ async fn variant_files_have_row_groups_of_128_ki_rows() {
     assert_eq!(row_group_rows(&dir.join("plain.parquet")), vec![300000]);
 }
 
+/// A write keeps its input's order in the file: batches are shredded by tasks of their own,
+/// several at once, and written in the order they came.
+#[tokio::test]
+async fn shredded_batches_are_written_in_their_order() {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let dir = scratch("write_order");
+    let path = dir.join("ordered.parquet");
+    let ctx = session_context();
+    for set in [
+        "SET datafusion.execution.batch_size = 97",
+        "SET datafusion.execution.target_partitions = 4",
+    ] {
+        ctx.sql(set).await.unwrap().collect().await.unwrap();
+    }
+    // shapes that change along the rows, so batches take unequal times to shred
+    let sql = format!(
+        "COPY (SELECT value AS id, parse_json(CASE WHEN value % 7 = 0 \
+           THEN '{{\"a\":' || value || ',\"b\":[1,2,{{\"c\":\"x\"}}]}}' \
+           ELSE '{{\"a\":' || value || '}}' END) AS v \
+         FROM generate_series(1, 20000) ORDER BY id DESC) TO '{}' STORED AS PARQUET",
+        path.display()
+    );
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let ids: Vec<i64> = reader
+        .flat_map(|b| {
+            let b = b.unwrap();
+            b.column(0).as_primitive::<datafusion::arrow::datatypes::Int64Type>().values().to_vec()
+        })
+        .collect();
+    assert_eq!(ids, (1..=20000).rev().collect::<Vec<i64>>());
+    // and the variants are the rows' own
+    register_parquet_table(&ctx, "back", path.to_str().unwrap())
+        .await
+        .unwrap();
+    let back = to_json_rows(
+        &ctx,
+        "SELECT to_json(v) FROM back WHERE id IN (14, 15) ORDER BY id",
+    )
+    .await;
+    assert_eq!(back, vec![r#"{"a":14,"b":[1,2,{"c":"x"}]}"#, r#"{"a":15}"#]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The Rust API
 // ---------------------------------------------------------------------------------------------

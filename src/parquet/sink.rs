@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
@@ -179,6 +180,7 @@ impl FileSink for VariantParquetSink {
             options: self.options.clone(),
             sorted_by: self.sorted_by.clone(),
             auto,
+            batches_ahead: context.session_config().target_partitions().max(1),
         });
         let buffer_size = context
             .session_config()
@@ -238,6 +240,8 @@ struct FileSetup {
     options: TableParquetOptions,
     sorted_by: Vec<(String, bool, bool)>,
     auto: Option<AutoShredding>,
+    /// Batches made file batches ahead of the writer, at most (the session's target partitions).
+    batches_ahead: usize,
 }
 
 impl FileSetup {
@@ -246,7 +250,7 @@ impl FileSetup {
     /// sink reserves: a write that needs more than the memory pool allows fails with the
     /// pool's resources-exhausted error.
     async fn write(
-        &self,
+        self: Arc<Self>,
         writer: BufWriter,
         encryption: Option<Arc<FileEncryptionProperties>>,
         mut rx: Receiver<RecordBatch>,
@@ -270,24 +274,48 @@ impl FileSetup {
                 sample.push(batch);
             }
         }
-        let shredding = self.infer(&sample)?;
+        let shredding: Arc<[(usize, DataType)]> = self.infer(&sample)?.into();
         let schema = self.file_schema(&shredding)?;
         let mut writer = self.writer(writer, encryption, &schema)?;
+        // The batches are made file batches (shredded) by tasks of their own, a few at once and
+        // in order, while this task encodes the previous ones: shredding and encoding are each
+        // about a third of a write, and would otherwise share one core. A task of its own keeps
+        // them coming while the writer is busy (a row group's flush is long).
+        let setup = Arc::clone(&self);
+        let ahead = self.batches_ahead;
+        let file_batches = futures::stream::iter(sample)
+            .chain(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+            .map(move |batch| {
+                let (setup, schema, shredding) =
+                    (Arc::clone(&setup), Arc::clone(&schema), Arc::clone(&shredding));
+                SpawnedTask::spawn(async move { setup.file_batch(&batch, &schema, &shredding) })
+                    .join_unwind()
+            })
+            .buffered(ahead);
+        let (tx, mut shredded) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(ahead);
+        let shredder = SpawnedTask::spawn(async move {
+            let mut file_batches = std::pin::pin!(file_batches);
+            while let Some(batch) = file_batches.next().await {
+                let batch = batch.map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)));
+                let failed = !matches!(batch, Ok(Ok(_)));
+                // (a closed channel: the writer has stopped on an error of its own)
+                if tx.send(batch.and_then(|b| b)).await.is_err() || failed {
+                    break;
+                }
+            }
+        });
         let mut rows = 0;
-        for batch in sample {
+        while let Some(batch) = shredded.recv().await {
+            let batch = batch?;
             rows += batch.num_rows() as u64;
-            writer
-                .write(&self.file_batch(&batch, &schema, &shredding)?)
-                .await?;
-        }
-        reservation.try_resize(writer.memory_size())?;
-        while let Some(batch) = rx.recv().await {
-            rows += batch.num_rows() as u64;
-            writer
-                .write(&self.file_batch(&batch, &schema, &shredding)?)
-                .await?;
+            writer.write(&batch).await?;
             reservation.try_resize(writer.memory_size())?;
         }
+        // (a shredding task's panic surfaces here)
+        shredder
+            .join_unwind()
+            .await
+            .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))?;
         writer.close().await?;
         reservation.free();
         Ok(rows)
