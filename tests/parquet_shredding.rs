@@ -484,7 +484,10 @@ async fn shredded_batches_are_written_in_their_order() {
     let ids: Vec<i64> = reader
         .flat_map(|b| {
             let b = b.unwrap();
-            b.column(0).as_primitive::<datafusion::arrow::datatypes::Int64Type>().values().to_vec()
+            b.column(0)
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .values()
+                .to_vec()
         })
         .collect();
     assert_eq!(ids, (1..=20000).rev().collect::<Vec<i64>>());

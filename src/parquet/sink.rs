@@ -4,14 +4,14 @@
 //! Spark 4.3 reads that as version 0 and rejects the file (`PARQUET_TYPE_NOT_RECOGNIZED`).
 //! [`VariantParquetSink`] writes each file with an explicit Parquet schema, the one the parquet
 //! crate derives with every `VARIANT` annotation set to version 1 (what Spark and DuckDB write).
-//! It writes each file sequentially (DataFusion's own sink, used for tables without variant
-//! or interval columns, can also parallelise within a file). It also writes `Interval(MonthDayNano)`
+//! Each file is written by one task, while tasks of their own shred its batches a few ahead, in
+//! order (DataFusion's own sink, used for tables without variant or interval columns, encodes
+//! a file's columns in parallel instead). It also writes `Interval(MonthDayNano)`
 //! columns as `INTERVAL`, which the parquet crate cannot (see [`super::interval`]).
 use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
@@ -30,6 +30,7 @@ use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, SendableRecordBatchStream};
 use datafusion_datasource::write::demux::DemuxedStreamReceiver;
 use datafusion_datasource::write::{ObjectWriterBuilder, get_writer_schema};
+use futures::StreamExt;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowSchemaConverter, AsyncArrowWriter};
 use parquet::basic::LogicalType;
@@ -286,8 +287,11 @@ impl FileSetup {
         let file_batches = futures::stream::iter(sample)
             .chain(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
             .map(move |batch| {
-                let (setup, schema, shredding) =
-                    (Arc::clone(&setup), Arc::clone(&schema), Arc::clone(&shredding));
+                let (setup, schema, shredding) = (
+                    Arc::clone(&setup),
+                    Arc::clone(&schema),
+                    Arc::clone(&shredding),
+                );
                 SpawnedTask::spawn(async move { setup.file_batch(&batch, &schema, &shredding) })
                     .join_unwind()
             })
