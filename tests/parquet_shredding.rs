@@ -455,8 +455,9 @@ async fn variant_files_have_row_groups_of_128_ki_rows() {
 }
 
 /// A write keeps its input's order in the file: batches are shredded by tasks of their own,
-/// several at once, and written in the order they came.
-#[tokio::test]
+/// several at once on several threads, and written in the order they came. Every other batch
+/// is heavy, so the tasks finish out of order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn shredded_batches_are_written_in_their_order() {
     use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let dir = scratch("write_order");
@@ -468,10 +469,10 @@ async fn shredded_batches_are_written_in_their_order() {
     ] {
         ctx.sql(set).await.unwrap().collect().await.unwrap();
     }
-    // shapes that change along the rows, so batches take unequal times to shred
+    let heavy_array = r#"{"c":"x","d":[1,2,3]},"#.repeat(40);
     let sql = format!(
-        "COPY (SELECT value AS id, parse_json(CASE WHEN value % 7 = 0 \
-           THEN '{{\"a\":' || value || ',\"b\":[1,2,{{\"c\":\"x\"}}]}}' \
+        "COPY (SELECT value AS id, parse_json(CASE WHEN (value / 97) % 2 = 0 \
+           THEN '{{\"a\":' || value || ',\"b\":[{heavy_array}1]}}' \
            ELSE '{{\"a\":' || value || '}}' END) AS v \
          FROM generate_series(1, 20000) ORDER BY id DESC) TO '{}' STORED AS PARQUET",
         path.display()
@@ -497,10 +498,16 @@ async fn shredded_batches_are_written_in_their_order() {
         .unwrap();
     let back = to_json_rows(
         &ctx,
-        "SELECT to_json(v) FROM back WHERE id IN (14, 15) ORDER BY id",
+        "SELECT to_json(v) FROM back WHERE id IN (50, 100) ORDER BY id",
     )
     .await;
-    assert_eq!(back, vec![r#"{"a":14,"b":[1,2,{"c":"x"}]}"#, r#"{"a":15}"#]);
+    assert_eq!(
+        back,
+        vec![
+            format!(r#"{{"a":50,"b":[{heavy_array}1]}}"#),
+            r#"{"a":100}"#.to_string()
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ impl FileSink for VariantParquetSink {
             options: self.options.clone(),
             sorted_by: self.sorted_by.clone(),
             auto,
-            batches_ahead: context.session_config().target_partitions().max(1),
+            batches_ahead: context.session_config().target_partitions().clamp(1, 4),
         });
         let buffer_size = context
             .session_config()
@@ -241,21 +241,22 @@ struct FileSetup {
     options: TableParquetOptions,
     sorted_by: Vec<(String, bool, bool)>,
     auto: Option<AutoShredding>,
-    /// Batches made file batches ahead of the writer, at most (the session's target partitions).
+    /// Batches made file batches at once, at most (the session's target partitions, up to 4);
+    /// as many more wait for the writer.
     batches_ahead: usize,
 }
 
 impl FileSetup {
     /// Writes one file's batches; returns the row count. `reservation` holds what the file
-    /// buffers (the sampled batches, then the writer's row group in progress), as DataFusion's
-    /// sink reserves: a write that needs more than the memory pool allows fails with the
+    /// buffers (the sampled batches and those on their way to the writer, the writer's row group
+    /// in progress), as DataFusion's sink reserves: a write that needs more than the memory pool allows fails with the
     /// pool's resources-exhausted error.
     async fn write(
         self: Arc<Self>,
         writer: BufWriter,
         encryption: Option<Arc<FileEncryptionProperties>>,
         mut rx: Receiver<RecordBatch>,
-        reservation: MemoryReservation,
+        mut reservation: MemoryReservation,
     ) -> Result<u64> {
         // the first rows, to infer the shredding of the automatic columns from
         let mut sample = vec![];
@@ -281,38 +282,51 @@ impl FileSetup {
         // The batches are made file batches (shredded) by tasks of their own, a few at once and
         // in order, while this task encodes the previous ones: shredding and encoding are each
         // about a third of a write, and would otherwise share one core. A task of its own keeps
-        // them coming while the writer is busy (a row group's flush is long).
+        // them coming while the writer is busy (a row group's flush is long). Each batch holds
+        // its share of the reservation (a ticket) from entering the pipeline until written; the
+        // sample's batches hold what was reserved for them while sampling.
+        let in_flight = reservation.take();
         let setup = Arc::clone(&self);
         let ahead = self.batches_ahead;
         let file_batches = futures::stream::iter(sample)
             .chain(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
             .map(move |batch| {
+                let size = batch.get_array_memory_size();
+                let ticket = in_flight
+                    .try_grow(size.saturating_sub(in_flight.size()))
+                    .map(|()| in_flight.split(size));
                 let (setup, schema, shredding) = (
                     Arc::clone(&setup),
                     Arc::clone(&schema),
                     Arc::clone(&shredding),
                 );
-                SpawnedTask::spawn(async move { setup.file_batch(&batch, &schema, &shredding) })
-                    .join_unwind()
+                SpawnedTask::spawn(async move {
+                    let ticket = ticket?;
+                    Ok((setup.file_batch(&batch, &schema, &shredding)?, ticket))
+                })
+                .join_unwind()
             })
             .buffered(ahead);
-        let (tx, mut shredded) = tokio::sync::mpsc::channel::<Result<RecordBatch>>(ahead);
+        let (tx, mut shredded) = tokio::sync::mpsc::channel(ahead);
         let shredder = SpawnedTask::spawn(async move {
             let mut file_batches = std::pin::pin!(file_batches);
             while let Some(batch) = file_batches.next().await {
-                let batch = batch.map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)));
-                let failed = !matches!(batch, Ok(Ok(_)));
+                let batch: Result<(RecordBatch, MemoryReservation)> = batch
+                    .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))
+                    .and_then(|b| b);
+                let failed = batch.is_err();
                 // (a closed channel: the writer has stopped on an error of its own)
-                if tx.send(batch.and_then(|b| b)).await.is_err() || failed {
+                if tx.send(batch).await.is_err() || failed {
                     break;
                 }
             }
         });
         let mut rows = 0;
         while let Some(batch) = shredded.recv().await {
-            let batch = batch?;
+            let (batch, ticket) = batch?;
             rows += batch.num_rows() as u64;
             writer.write(&batch).await?;
+            drop(ticket);
             reservation.try_resize(writer.memory_size())?;
         }
         // (a shredding task's panic surfaces here)

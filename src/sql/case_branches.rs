@@ -198,6 +198,8 @@ mod tests {
             "SELECT CASE WHEN a THEN 'x' ELSE variant_get(v, '$.a', 'int') END",
             "SELECT CASE WHEN a THEN 'x' ELSE nvl2(v:a, 1, 2) END",
             "SELECT CASE WHEN a THEN 'x' ELSE v END",
+            // a CASE holding a variant first: a variant itself
+            "SELECT CASE WHEN a THEN CASE WHEN b THEN v:a ELSE 'x' END ELSE 'y' END",
             // a variant in a condition is not a result
             "SELECT CASE WHEN v:a IS NULL THEN 'x' ELSE 'y' END",
             "SELECT CASE WHEN a THEN NULL END",
