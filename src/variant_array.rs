@@ -71,6 +71,7 @@ pub fn contains_variant(field: &Field) -> bool {
 
 /// True when `field`, or a field nested in it (struct fields, list elements, map entries), is
 /// one that `is` accepts.
+#[recursive::recursive]
 pub fn holds_field(field: &Field, is: &impl Fn(&Field) -> bool) -> bool {
     if is(field) {
         return true;

@@ -204,6 +204,11 @@ impl Node {
             Kind::Array => self.arrays += n,
             kind => {
                 for (k, count) in &mut self.primitives {
+                    // (the common case: a value of the kind already counted)
+                    if *k == kind {
+                        *count += n;
+                        return;
+                    }
                     let mut merged = k.clone();
                     merged.merge(kind.clone());
                     if merged != Kind::Variant || *k == kind {
@@ -316,19 +321,14 @@ impl ShreddingInference {
 
     /// Statistics [`Self::encode`] wrote, with `limits`.
     pub fn decode(v: Variant<'_>, limits: InferLimits) -> Result<Self> {
-        let bad = || DataFusionError::Internal("bad shredding inference state".into());
         let Value::Object(obj) = v.get().map_err(codec_err)? else {
-            return Err(bad());
+            return Err(bad_state());
         };
-        let values = match obj.get("values").map_err(codec_err)?.map(|v| v.get()) {
-            Some(Ok(Value::Int64(n))) => n as u64,
-            Some(Ok(v)) => int_of(&v).ok_or_else(bad)? as u64,
-            _ => return Err(bad()),
-        };
+        let values = count_field(&obj, "values")?;
         let mut nodes = 0;
         let root = match obj.get("tree").map_err(codec_err)? {
             Some(tree) => decode_node(tree, &mut nodes)?,
-            None => return Err(bad()),
+            None => return Err(bad_state()),
         };
         Ok(ShreddingInference {
             root,
@@ -518,10 +518,20 @@ fn int_field(obj: &crate::codec::ObjectView<'_>, key: &str) -> Result<Option<i64
     })
 }
 
-/// The kind [`encode_kind`] wrote into `obj`.
+/// The count field `key` of `obj` (an error when absent or negative).
+fn count_field(obj: &crate::codec::ObjectView<'_>, key: &str) -> Result<u64> {
+    let n = int_field(obj, key)?.ok_or_else(bad_state)?;
+    u64::try_from(n).map_err(|_| bad_state())
+}
+
+/// The primitive kind [`encode_kind`] wrote into `obj` (objects and arrays are counted apart,
+/// so their codes are refused).
 fn decode_kind(obj: &crate::codec::ObjectView<'_>) -> Result<Kind> {
     let code = int_field(obj, "k")?.ok_or_else(bad_state)?;
-    let kind = KINDS.get(code as usize).cloned().ok_or_else(bad_state)?;
+    let kind = (usize::try_from(code).ok())
+        .and_then(|code| KINDS.get(code).cloned())
+        .filter(|k| !matches!(k, Kind::Unknown | Kind::Object | Kind::Array))
+        .ok_or_else(bad_state)?;
     let byte = |key: &str| -> Result<u8> {
         let n = int_field(obj, key)?.ok_or_else(bad_state)?;
         u8::try_from(n)
@@ -538,39 +548,33 @@ fn decode_kind(obj: &crate::codec::ObjectView<'_>) -> Result<Kind> {
 
 #[recursive::recursive]
 fn decode_node(v: Variant<'_>, nodes: &mut usize) -> Result<Node> {
-    let bad = bad_state;
     let Value::Object(obj) = v.get().map_err(codec_err)? else {
-        return Err(bad());
-    };
-    let count = |key: &str| -> Result<u64> {
-        let n = int_field(&obj, key)?.ok_or_else(bad)?;
-        u64::try_from(n).map_err(|_| bad())
+        return Err(bad_state());
     };
     let mut node = Node {
-        count: count("n")?,
-        objects: count("o")?,
-        arrays: count("a")?,
+        count: count_field(&obj, "n")?,
+        objects: count_field(&obj, "o")?,
+        arrays: count_field(&obj, "a")?,
         primitives: vec![],
         fields: BTreeMap::new(),
         element: None,
     };
     if let Some(kinds) = obj.get("t").map_err(codec_err)? {
         let Value::Array(kinds) = kinds.get().map_err(codec_err)? else {
-            return Err(bad());
+            return Err(bad_state());
         };
         for kind in kinds.iter() {
             let Value::Object(kind) = kind.map_err(codec_err)?.get().map_err(codec_err)? else {
-                return Err(bad());
+                return Err(bad_state());
             };
-            let n = int_field(&kind, "n")?.ok_or_else(bad)?;
             node.primitives
-                .push((decode_kind(&kind)?, u64::try_from(n).map_err(|_| bad())?));
+                .push((decode_kind(&kind)?, count_field(&kind, "n")?));
         }
     }
     *nodes += 1;
     if let Some(fields) = obj.get("f").map_err(codec_err)? {
         let Value::Object(fields) = fields.get().map_err(codec_err)? else {
-            return Err(bad());
+            return Err(bad_state());
         };
         fields.check_field_sizes().map_err(codec_err)?;
         for i in 0..fields.len() {
@@ -960,12 +964,30 @@ mod tests {
             let mut columns = 300;
             assert_eq!(sql_type_name(&decoded.finish(&mut columns)), expected);
         }
-        // a state that is not one is an error, not a panic
-        let mut bad = VariantBuilder::new();
+        // a state that is not one is an error, not a panic: digits out of range, a kind that is
+        // counted apart, a negative count (each beside a well-formed rest)
+        for state in [
+            r#"{"values":1,"tree":{"n":1,"o":0,"a":0,"t":[{"k":2,"p":500,"n":1}]}}"#,
+            r#"{"values":1,"tree":{"n":1,"o":0,"a":0,"t":[{"k":11,"n":1}]}}"#,
+            r#"{"values":1,"tree":{"n":1,"o":0,"a":-1}}"#,
+            r#"{"values":-1,"tree":{"n":1,"o":0,"a":0}}"#,
+        ] {
+            let mut bad = VariantBuilder::new();
+            JsonParser::new().parse(state, &mut bad).unwrap();
+            let bad = Variant::try_new(bad.metadata(), bad.value()).unwrap();
+            assert!(
+                ShreddingInference::decode(bad, InferLimits::default()).is_err(),
+                "{state}"
+            );
+        }
+        let mut good = VariantBuilder::new();
         JsonParser::new()
-            .parse(r#"{"values":1,"tree":{"k":2,"p":500,"n":1}}"#, &mut bad)
+            .parse(
+                r#"{"values":1,"tree":{"n":1,"o":0,"a":0,"t":[{"k":2,"p":5,"n":1}]}}"#,
+                &mut good,
+            )
             .unwrap();
-        let bad = Variant::try_new(bad.metadata(), bad.value()).unwrap();
-        assert!(ShreddingInference::decode(bad, InferLimits::default()).is_err());
+        let good = Variant::try_new(good.metadata(), good.value()).unwrap();
+        assert!(ShreddingInference::decode(good, InferLimits::default()).is_ok());
     }
 }
