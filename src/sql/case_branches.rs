@@ -9,6 +9,9 @@
 //! column of type VARIANT is known only by its type, which the syntax tree does not have: a CASE
 //! whose first branch is not a variant and whose variant is a bare column stays
 //! `VariantCoercion`'s error, which names the fix.
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
     CastKind, DataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName,
@@ -16,23 +19,20 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::colon_precedence::rewrite_expressions;
+use super::type_planner::is_variant_sql_type;
+use crate::cast::target_type::parse_target_type;
+use crate::variant_array::variant_data_type;
 
-/// Functions whose result is a VARIANT whatever their arguments (`variant_get` and
+/// Our functions whose result is a VARIANT whatever their arguments (`variant_get` and
 /// `try_variant_get` are one without a type argument, see [`is_variant_syntax`]).
-pub const VARIANT_RESULT_FUNCTIONS: &[&str] = &[
-    "parse_json",
-    "try_parse_json",
-    "to_variant",
-    "to_variant_object",
-    "variant_set",
-    "try_variant_set",
-    "variant_insert",
-    "try_variant_insert",
-    "variant_delete",
-    "variant_array_append",
-    "try_variant_array_append",
-    "variant_strip_nulls",
-];
+static VARIANT_RESULT_FUNCTIONS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    crate::functions::scalar_functions()
+        .iter()
+        .filter(|f| !matches!(f.name(), "variant_get" | "try_variant_get"))
+        .filter(|f| f.return_type(&[]).ok() == Some(variant_data_type()))
+        .map(|f| f.name().to_string())
+        .collect()
+});
 
 /// Casts the first branch of each CASE in `statement` that is not NULL to VARIANT when it is not
 /// a variant by its syntax and a later branch is; true if any changed.
@@ -80,7 +80,7 @@ fn is_null(expr: &Expr) -> bool {
 fn is_variant_syntax(expr: &Expr) -> bool {
     match expr {
         Expr::JsonAccess { .. } => true,
-        Expr::Cast { data_type, .. } => is_variant_type(data_type),
+        Expr::Cast { data_type, .. } => is_variant_sql_type(data_type),
         Expr::Nested(inner) => is_variant_syntax(inner),
         Expr::Case {
             conditions,
@@ -111,22 +111,18 @@ fn is_variant_syntax(expr: &Expr) -> bool {
                 // our wrappers type these VARIANT when a choice is a variant
                 "coalesce" | "nvl" | "ifnull" => args.iter().any(|e| is_variant_syntax(e)),
                 "nvl2" => args.iter().skip(1).any(|e| is_variant_syntax(e)),
-                name => VARIANT_RESULT_FUNCTIONS.contains(&name),
+                name => VARIANT_RESULT_FUNCTIONS.contains(name),
             }
         }
         _ => false,
     }
 }
 
-fn is_variant_type(data_type: &DataType) -> bool {
-    matches!(data_type, DataType::Custom(name, modifiers)
-        if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("variant"))
-}
-
-/// `'variant'` as `variant_get`'s type argument.
+/// A type argument of `variant_get` that names VARIANT.
 fn is_variant_type_name(expr: &Expr) -> bool {
     matches!(expr, Expr::Value(v)
-        if matches!(&v.value, Value::SingleQuotedString(s) if s.trim().eq_ignore_ascii_case("variant")))
+        if matches!(&v.value, Value::SingleQuotedString(s)
+            if parse_target_type(s).ok() == Some(variant_data_type())))
 }
 
 #[cfg(test)]
@@ -135,7 +131,6 @@ mod tests {
     use datafusion::sql::sqlparser::dialect::GenericDialect;
 
     use super::*;
-    use crate::variant_array::variant_data_type;
 
     /// The statement's text after the cast, parsed with the generic dialect.
     fn cast(sql: &str) -> String {
@@ -209,20 +204,23 @@ mod tests {
     }
 
     #[test]
-    fn the_list_is_our_functions_whose_result_is_always_a_variant() {
-        let always: Vec<String> = crate::functions::scalar_functions()
-            .iter()
-            .filter(|f| !matches!(f.name(), "variant_get" | "try_variant_get"))
-            .filter(|f| f.return_type(&[]).ok() == Some(variant_data_type()))
-            .map(|f| f.name().to_string())
-            .collect();
-        let mut listed: Vec<String> = VARIANT_RESULT_FUNCTIONS
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        listed.sort();
-        let mut always = always;
-        always.sort();
-        assert_eq!(listed, always);
+    fn functions_that_always_return_variants_are_known() {
+        for name in [
+            "parse_json",
+            "try_parse_json",
+            "to_variant",
+            "variant_set",
+            "variant_delete",
+        ] {
+            assert!(VARIANT_RESULT_FUNCTIONS.contains(name), "{name}");
+        }
+        for name in [
+            "to_json",
+            "variant_get",
+            "schema_of_variant",
+            "is_variant_null",
+        ] {
+            assert!(!VARIANT_RESULT_FUNCTIONS.contains(name), "{name}");
+        }
     }
 }

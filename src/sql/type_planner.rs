@@ -15,12 +15,16 @@ pub struct VariantTypePlanner;
 impl TypePlanner for VariantTypePlanner {
     fn plan_type_field(&self, sql_type: &SqlDataType) -> Result<Option<FieldRef>> {
         match sql_type {
-            SqlDataType::Custom(name, modifiers)
-                if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("variant") =>
-            {
+            sql_type if is_variant_sql_type(sql_type) => {
                 Ok(Some(Arc::new(variant_field("variant", true))))
             }
             _ => Ok(None),
         }
     }
+}
+
+/// True for the SQL type name `VARIANT` (any case, no modifiers).
+pub fn is_variant_sql_type(sql_type: &SqlDataType) -> bool {
+    matches!(sql_type, SqlDataType::Custom(name, modifiers)
+        if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("variant"))
 }
