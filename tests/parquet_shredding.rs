@@ -459,7 +459,6 @@ async fn variant_files_have_row_groups_of_128_ki_rows() {
 /// is heavy, so the tasks finish out of order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn shredded_batches_are_written_in_their_order() {
-    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     let dir = scratch("write_order");
     let path = dir.join("ordered.parquet");
     let ctx = session_context();
@@ -478,13 +477,9 @@ async fn shredded_batches_are_written_in_their_order() {
         path.display()
     );
     ctx.sql(&sql).await.unwrap().collect().await.unwrap();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
-        .unwrap()
-        .build()
-        .unwrap();
-    let ids: Vec<i64> = reader
+    let ids: Vec<i64> = read_parquet_raw(&path)
+        .iter()
         .flat_map(|b| {
-            let b = b.unwrap();
             b.column(0)
                 .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
                 .values()
