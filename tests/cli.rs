@@ -1,9 +1,10 @@
 //! End-to-end tests of the `variant-sql` binary: every output format prints variants as JSON,
 //! `-f` files, Parquet files, errors and exit codes.
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+mod common;
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_variant-sql"))
@@ -27,12 +28,9 @@ fn ok(args: &[&str]) -> String {
     stdout
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("variant-sql-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory for one test, removed when it ends.
+fn scratch(name: &str) -> common::ScratchDir {
+    common::ScratchDir::new(&format!("variant-sql-test-{name}"))
 }
 
 const FIRST_TWO: &str = "SELECT id, kind, payload FROM events ORDER BY id LIMIT 2";

@@ -93,16 +93,41 @@ fn fixed(values: &[&[u8]]) -> Leaf {
 
 static FILES: AtomicUsize = AtomicUsize::new(0);
 
-/// A fresh file path under the system temp directory.
-fn temp_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("parquet-logical-types-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let n = FILES.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!("{name}-{n}.parquet"))
+/// A file under the system temp directory, removed when dropped (kept when the test fails).
+struct TempFile(PathBuf);
+
+impl TempFile {
+    /// A fresh path for a file named after `name`.
+    fn new(name: &str) -> Self {
+        let n = FILES.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        Self(std::env::temp_dir().join(format!("parquet-logical-types-{pid}-{name}-{n}.parquet")))
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
 }
 
 /// Writes one row group with `leaves` (in schema leaf order) under the schema `schema`.
-fn write_file(name: &str, schema: Type, leaves: Vec<Leaf>) -> PathBuf {
+fn write_file(name: &str, schema: Type, leaves: Vec<Leaf>) -> TempFile {
     write_row_groups(
         name,
         schema,
@@ -118,8 +143,8 @@ fn write_row_groups(
     schema: Type,
     row_groups: Vec<Vec<Leaf>>,
     props: WriterProperties,
-) -> PathBuf {
-    let path = temp_file(name);
+) -> TempFile {
+    let path = TempFile::new(name);
     let mut writer = SerializedFileWriter::new(
         File::create(&path).unwrap(),
         Arc::new(schema),
@@ -170,7 +195,7 @@ fn write_row_group(writer: &mut SerializedFileWriter<File>, leaves: Vec<Leaf>) {
 }
 
 /// `write_file` from schema text.
-fn write(name: &str, schema: &str, leaves: Vec<Leaf>) -> PathBuf {
+fn write(name: &str, schema: &str, leaves: Vec<Leaf>) -> TempFile {
     write_file(name, parse_message_type(schema).unwrap(), leaves)
 }
 
@@ -740,10 +765,7 @@ async fn nested_intervals_keep_months_days_and_millis() {
 #[tokio::test]
 async fn nested_intervals_are_written_as_interval_leaves() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
-    let dir = std::env::temp_dir().join(format!("nested-interval-write-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("i.parquet");
+    let path = TempFile::new("nested-interval-write");
     let sql = format!(
         "COPY (SELECT named_struct('iv', INTERVAL '1 month') AS s, make_array(INTERVAL '2 days') AS l, \
          map(['k'], [INTERVAL '3 seconds']) AS m) TO '{}' STORED AS PARQUET",
@@ -780,12 +802,12 @@ type IntervalRows<'a> = &'a [Option<(u32, u32, u32)>];
 
 /// A file of one INTERVAL column `iv` (optional) and an INT32 `id`, a row group per list of
 /// rows, dictionary-encoded or plain.
-fn interval_file(row_groups: &[IntervalRows], dictionary: bool) -> PathBuf {
+fn interval_file(row_groups: &[IntervalRows], dictionary: bool) -> TempFile {
     interval_file_as(row_groups, dictionary, "(INTERVAL)")
 }
 
 /// [`interval_file`] with `iv` annotated `annotation`.
-fn interval_file_as(row_groups: &[IntervalRows], dictionary: bool, annotation: &str) -> PathBuf {
+fn interval_file_as(row_groups: &[IntervalRows], dictionary: bool, annotation: &str) -> TempFile {
     let schema = parse_message_type(&format!(
         "message m {{ required int32 id; optional fixed_len_byte_array(12) iv {annotation}; }}"
     ))

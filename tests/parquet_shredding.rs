@@ -5,7 +5,6 @@
 //! and every shredding schema of the conformance files written by us and read back exactly.
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::*;
@@ -34,7 +33,7 @@ use proptest::prelude::*;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::ScratchDir {
     scratch_dir("parquet-shredding-test", name)
 }
 

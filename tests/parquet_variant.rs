@@ -6,7 +6,7 @@
 mod common;
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -46,7 +46,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 // ---------------------------------------------------------------------------------------------
 
 /// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::ScratchDir {
     scratch_dir("parquet-variant-test", name)
 }
 

@@ -161,9 +161,10 @@ async fn planned_paths_travel_with_the_functions() {
 }
 
 /// A session with the table `events`: a shredded file of 2000 rows (`v` shredded on `a` and
-/// `b`) in a scratch folder of its own.
-async fn shredded_events(name: &str) -> SessionContext {
-    let file = common::scratch_dir("plan-codec", name).join("events.parquet");
+/// `b`) in a scratch folder of its own, removed when the folder returned beside it is dropped.
+async fn shredded_events(name: &str) -> (SessionContext, common::ScratchDir) {
+    let dir = common::scratch_dir("plan-codec", name);
+    let file = dir.join("events.parquet");
     let ctx = session_context();
     write_shredded(&ctx, &file).await;
     let table = format!(
@@ -171,7 +172,7 @@ async fn shredded_events(name: &str) -> SessionContext {
         file.display()
     );
     common::run(&ctx, &table).await;
-    ctx
+    (ctx, dir)
 }
 
 /// Writes a shredded file of 2000 rows (`v` shredded on `a` and `b`) at `path`.
@@ -189,7 +190,7 @@ async fn write_shredded(ctx: &SessionContext, path: &Path) {
 
 #[tokio::test]
 async fn shredded_scans_keep_their_pushdown() {
-    let ctx = shredded_events("scan").await;
+    let (ctx, _dir) = shredded_events("scan").await;
     let sql =
         "SELECT variant_get(v, '$.b', 'string') AS b, sum(variant_get(v, '$.a', 'bigint')) AS a
                FROM events WHERE variant_get(v, '$.a', 'bigint') > 1000 GROUP BY 1 ORDER BY 1";
@@ -503,7 +504,7 @@ async fn logical_plans_carry_parquet_tables() {
 
 #[tokio::test]
 async fn corrupt_plan_bytes_are_errors() {
-    let ctx = shredded_events("corrupt").await;
+    let (ctx, _dir) = shredded_events("corrupt").await;
     let query =
         "SELECT variant_get(v, '$.a', 'bigint') AS a, to_json(v) AS j FROM events WHERE id < 3";
     let plan = common::plan(&ctx, query).await;
@@ -535,7 +536,8 @@ async fn corrupt_plan_bytes_are_errors() {
 
     // a COPY plan (our sink, its staging and the shredding before it), garbled: decoded only,
     // never run (a garbled write could go anywhere)
-    let out = common::scratch_dir("plan-codec", "corrupt-copy").join("out.parquet");
+    let out_dir = common::scratch_dir("plan-codec", "corrupt-copy");
+    let out = out_dir.join("out.parquet");
     let copy = format!(
         "COPY (SELECT id, v FROM events) TO '{}' STORED AS PARQUET \
          OPTIONS ('variant.shred.v' 'struct<a bigint>')",

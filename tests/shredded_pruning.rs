@@ -2,7 +2,7 @@
 //! is false for every row, never where a row's value sits in a residual `value` (whose values the
 //! leaf's statistics do not cover); the answers are those of the same query in memory.
 mod common;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use common::{metric_sum, proptest_cases, scratch_dir};
@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::session_context;
 use proptest::prelude::*;
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::ScratchDir {
     scratch_dir("shredded-pruning-test", name)
 }
 

@@ -3,7 +3,7 @@
 //! many types (a property test), and for every case of the parquet-testing shredded files.
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use common::*;
@@ -20,7 +20,7 @@ use datafusion_parquet_variant::session_context;
 use datafusion_parquet_variant::variant_array::{VariantArrayBuilder, variant_field};
 use proptest::prelude::*;
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> common::ScratchDir {
     scratch_dir("shredded-pushdown-test", name)
 }
 

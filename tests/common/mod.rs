@@ -825,12 +825,45 @@ pub fn value_strategy() -> impl proptest::strategy::Strategy<Value = V> {
 // Test harness helpers
 // ---------------------------------------------------------------------------------------------
 
-/// A fresh, empty scratch directory for test `test`, case `name`.
-pub fn scratch_dir(test: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("{test}-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory under the system temp directory, removed with what the test wrote in it
+/// when dropped; kept when the test fails (the thread is panicking), to be looked at.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// A fresh, empty scratch directory named `name` (the process id in it, so that
+    /// test binaries running at once do not share one).
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for ScratchDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A fresh, empty scratch directory for test `test`, case `name`, removed when dropped.
+pub fn scratch_dir(test: &str, name: &str) -> ScratchDir {
+    ScratchDir::new(&format!("{test}-{name}"))
 }
 
 /// The number of proptest cases: `PROPTEST_CASES`, or `default`.
