@@ -13,7 +13,8 @@
 //!
 //! **Ours** (the default): the same kinds, but
 //! - a place whose values disagree is shredded on its *dominant* kind (the one most of its values
-//!   have: objects, arrays, or a primitive kind merged as above), the other values kept in its
+//!   have: objects, arrays, or a primitive kind merged as above; on ties objects, then arrays,
+//!   then boolean, numbers, string, binary, date, timestamps), the other values kept in its
 //!   `value` column, as the specification allows;
 //! - a field is kept when it is present in a tenth of the values, or at least twice and in at
 //!   least one value in a hundred (so sparse fields are columns of their own: an absent field is
@@ -157,6 +158,26 @@ impl Kind {
         Kind::Decimal(digits.saturating_sub(scale), scale)
     }
 
+    /// Which kind wins a tie of counts: objects, arrays, then the primitive kinds in a fixed
+    /// order, not the order the values came in (partial states of the aggregate merge in the
+    /// order partitions finish, which would make the choice vary from run to run).
+    fn tie_rank(&self) -> u8 {
+        match self {
+            Kind::Object => 0,
+            Kind::Array => 1,
+            Kind::Boolean => 2,
+            Kind::Integer(_) | Kind::Decimal(..) => 3,
+            Kind::Float => 4,
+            Kind::Double => 5,
+            Kind::String => 6,
+            Kind::Binary => 7,
+            Kind::Date => 8,
+            Kind::Timestamp => 9,
+            Kind::TimestampNtz => 10,
+            Kind::Unknown | Kind::Variant => 11,
+        }
+    }
+
     fn merge(&mut self, other: Kind) {
         *self = match (std::mem::replace(self, Kind::Unknown), other) {
             (Kind::Unknown, k) | (k, Kind::Unknown) => k,
@@ -238,15 +259,15 @@ impl Node {
         }
     }
 
-    /// The kind most of its values have (objects, then arrays, then the first primitive kind
-    /// on ties); Unknown when it has only nulls.
+    /// The kind most of its values have (on ties the first in [`Kind::tie_rank`]'s order);
+    /// Unknown when it has only nulls.
     fn dominant(&self) -> Kind {
         let mut best = (Kind::Unknown, 0);
         for (kind, n) in [(Kind::Object, self.objects), (Kind::Array, self.arrays)]
             .into_iter()
             .chain(self.primitives.iter().cloned())
         {
-            if n > best.1 {
+            if n > best.1 || (n > 0 && n == best.1 && kind.tie_rank() < best.0.tie_rank()) {
                 best = (kind, n);
             }
         }
@@ -748,16 +769,35 @@ mod tests {
             ]),
             "STRUCT<n: DECIMAL(18,1)>"
         );
-        // arrays against numbers; ties go to objects, then arrays, then the first kind seen
+        // arrays against numbers; ties go to objects, then arrays, then primitive kinds in a
+        // fixed order, whichever came first
         assert_eq!(infer_default(&["[1]", "2", "[3,4]"]), "ARRAY<BIGINT>");
         assert_eq!(
             infer_default(&[r#"{"a":1}"#, r#""str""#]),
             "STRUCT<a: BIGINT>"
         );
         assert_eq!(infer_default(&["true", "1"]), "BOOLEAN");
+        assert_eq!(infer_default(&["1", "true"]), "BOOLEAN");
+        assert_eq!(infer_default(&[r#""s""#, "2.5"]), "DECIMAL(18,1)");
         // only nulls, or values that have no typed column: VARIANT
         assert_eq!(infer_default(&["null", "null"]), "VARIANT");
         assert_eq!(infer_default(&[]), "VARIANT");
+    }
+
+    #[test]
+    fn a_tie_gives_the_same_type_whatever_order_partial_states_merge_in() {
+        // two strings in one partition, two integers in another: the aggregate merges their
+        // states in whichever order the partitions finish
+        let strings = [r#"{"a":"x"}"#, r#"{"a":"y"}"#];
+        let integers = [r#"{"a":1}"#, r#"{"a":2}"#];
+        let merged = |first: &[&str], second: &[&str]| {
+            let mut state = inference(first, InferLimits::default());
+            state.merge(&inference(second, InferLimits::default()));
+            let mut columns = 300;
+            sql_type_name(&state.finish(&mut columns))
+        };
+        assert_eq!(merged(&strings, &integers), "STRUCT<a: BIGINT>");
+        assert_eq!(merged(&integers, &strings), "STRUCT<a: BIGINT>");
     }
 
     #[test]

@@ -157,7 +157,7 @@ impl<'k> JsonWriter<'k, '_> {
         fields.extend(
             shredded
                 .iter()
-                .filter(|f| f.validity.is_valid(i) && f.group.holds_value(i))
+                .filter(|f| f.is_present(i))
                 .map(Field::Shredded),
         );
         let typed = fields.len();
@@ -310,19 +310,16 @@ impl<'k> JsonWriter<'k, '_> {
         depth: usize,
         first: &mut bool,
     ) -> Result<()> {
-        if !f.validity.is_valid(row.i) {
+        if !f.is_present(row.i) {
             return Ok(());
         }
-        let mark = out.len();
         if !*first {
             out.push(b',');
         }
         out.extend_from_slice(&f.json_key);
-        if self.group(row, &f.group, out, depth + 1)? {
-            *first = false;
-        } else {
-            out.truncate(mark);
-        }
+        // (present: the group writes a value)
+        self.group(row, &f.group, out, depth + 1)?;
+        *first = false;
         Ok(())
     }
 

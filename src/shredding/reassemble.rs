@@ -18,7 +18,7 @@ use datafusion::arrow::array::{
     Int16Array, Int32Array, Int64Array, StructArray, Time64MicrosecondArray,
     TimestampMicrosecondArray, TimestampNanosecondArray,
 };
-use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 use datafusion::common::{DataFusionError, Result, exec_err};
 
@@ -263,7 +263,40 @@ pub(super) struct ObjectField<'a> {
     /// The validity of the field's group (a null: the field is missing, for files whose
     /// groups are optional).
     pub(super) validity: Validity<'a>,
+    /// The rows where the field has a value: its group valid, and a value in `value` or in
+    /// `typed_value` (None: every row). Computed once per batch from the null buffers, so
+    /// that the walks skip a missing field (most of them, in files that shred sparse
+    /// fields) with one bit test.
+    present: Option<BooleanBuffer>,
     pub(super) group: GroupPlan<'a>,
+}
+
+impl ObjectField<'_> {
+    /// True when the field has a value at row `i`.
+    #[inline]
+    pub(super) fn is_present(&self, i: usize) -> bool {
+        self.present.as_ref().is_none_or(|p| p.value(i))
+    }
+}
+
+/// The rows where the field group `group` is valid and holds a value in `value` or in
+/// `typed_value`, None when that is every row.
+fn present_rows(group: &StructArray) -> Option<BooleanBuffer> {
+    // the rows where a column of the group holds a value: None for every row, unset bits for
+    // a column the group does not have
+    let holds = |name: &str| match group.column_by_name(name) {
+        Some(column) => column.nulls().map(|n| n.inner().clone()),
+        None => Some(BooleanBuffer::new_unset(group.len())),
+    };
+    let held = match (holds("value"), holds("typed_value")) {
+        (None, _) | (_, None) => None,
+        (Some(value), Some(typed)) => Some(&value | &typed),
+    };
+    match (held, group.nulls()) {
+        (held, None) => held,
+        (None, Some(valid)) => Some(valid.inner().clone()),
+        (Some(held), Some(valid)) => Some(&held & valid.inner()),
+    }
 }
 
 /// The residual `value` of a partially shredded object: an object (the spec allows nothing else).
@@ -466,13 +499,6 @@ impl<'a> GroupPlan<'a> {
         };
         Ok(GroupPlan { value, typed })
     }
-
-    /// True when the group has a value at row `i` (in `value` or in `typed_value`).
-    #[inline]
-    pub(super) fn holds_value(&self, i: usize) -> bool {
-        self.value.as_ref().is_some_and(|v| v.get(i).is_some())
-            || self.typed.as_ref().is_some_and(|(t, _)| t.is_valid(i))
-    }
 }
 
 impl<'a> Typed<'a> {
@@ -507,6 +533,7 @@ impl<'a> Typed<'a> {
                         json_key,
                         slot,
                         validity: Validity::of(group),
+                        present: present_rows(group),
                         group: GroupPlan::new(group, depth + 1, slots)?,
                     });
                 }
@@ -708,7 +735,7 @@ impl<'k> Writer<'k> {
         let mut entries = std::mem::take(&mut self.scratch.entries[depth]);
         entries.clear();
         for field in fields {
-            if !field.validity.is_valid(i) {
+            if !field.is_present(i) {
                 continue;
             }
             let start = base.len();
@@ -965,6 +992,43 @@ mod tests {
 
     use super::*;
     use crate::codec::{JsonParser, SessionTimeZone, VariantBuilder, write_json};
+
+    #[test]
+    fn a_field_is_present_where_its_group_is_valid_and_holds_a_value() {
+        // rows: a residual value only; a typed value only; neither; a typed value under a null
+        // group (an optional group: the field is missing); both (conflicting, but present)
+        let value = BinaryArray::from(vec![Some(&[0x0c, 1][..]), None, None, None, Some(&[0])]);
+        let typed = Int64Array::from(vec![None, Some(2), None, Some(4), Some(5)]);
+        let fields = Fields::from(vec![
+            Field::new("value", DataType::Binary, true),
+            Field::new("typed_value", DataType::Int64, true),
+        ]);
+        let columns: Vec<ArrayRef> = vec![Arc::new(value), Arc::new(typed)];
+        let group_nulls = NullBuffer::from(vec![true, true, true, false, true]);
+        let group = StructArray::new(fields.clone(), columns.clone(), Some(group_nulls));
+        let present = |group: &StructArray| {
+            let rows = present_rows(group);
+            (0..group.len())
+                .map(|i| rows.as_ref().is_none_or(|p| p.value(i)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(present(&group), [true, true, false, false, true]);
+        // a slice keeps its rows' own bits
+        assert_eq!(present(&group.slice(1, 3)), [true, false, false]);
+        // without `value`: where `typed_value` is valid; a group always valid whose typed
+        // column has no nulls: every row (None)
+        let typed_only = StructArray::new(
+            Fields::from(vec![fields[1].as_ref().clone()]),
+            vec![Arc::clone(&columns[1])],
+            None,
+        );
+        assert_eq!(present(&typed_only), [false, true, false, true, true]);
+        let dense = StructArray::from(vec![(
+            Arc::new(Field::new("typed_value", DataType::Int64, false)),
+            Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+        )]);
+        assert!(present_rows(&dense).is_none());
+    }
 
     /// `{metadata, typed_value: {a: {typed_value}}}` with `metadata` for every row and `a`'s
     /// values.

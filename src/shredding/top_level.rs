@@ -50,12 +50,7 @@ pub fn for_each_top_level(
         match typed {
             Typed::Object(fields) => {
                 keys.clear();
-                keys.extend(
-                    fields
-                        .iter()
-                        .filter(|f| f.validity.is_valid(i) && f.group.holds_value(i))
-                        .map(|f| f.name),
-                );
+                keys.extend(fields.iter().filter(|f| f.is_present(i)).map(|f| f.name));
                 if let Some(residual) = value {
                     let shredded = keys.len();
                     let obj = residual_object(meta, residual)?;

@@ -62,13 +62,10 @@ fn group_is_valid(meta: Metadata<'_>, g: &GroupPlan<'_>, i: usize, depth: usize)
                     && residual_is_valid(v).is_ok()
             });
             residual_is_object
-                && fields
-                    .iter()
-                    .filter(|f| f.validity.is_valid(i) && f.group.holds_value(i))
-                    .all(|f| {
-                        matches!(meta.find(f.name), Ok(Some(_)))
-                            && group_is_valid(meta, &f.group, i, depth + 1)
-                    })
+                && fields.iter().filter(|f| f.is_present(i)).all(|f| {
+                    matches!(meta.find(f.name), Ok(Some(_)))
+                        && group_is_valid(meta, &f.group, i, depth + 1)
+                })
         }
         _ if value.is_some() => false,
         Typed::Primitive(_) => true,
