@@ -31,7 +31,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, RecordBatch, StructArray, UInt64Array, make_array,
 };
-use datafusion::arrow::buffer::NullBuffer;
+use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer};
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema};
 use datafusion::common::{Result, ScalarValue, exec_err, internal_err};
@@ -235,17 +235,34 @@ impl ShreddedRead {
                     let valid = |nulls: &Option<NullBuffer>, i: usize| {
                         nulls.as_ref().is_none_or(|n| n.is_valid(i))
                     };
-                    let indices: UInt64Array = (0..len)
-                        .map(|row| {
-                            let at = match &elements {
-                                None => valid(&reached, row).then_some(row),
-                                Some(e) => e.is_valid(row).then(|| e.value(row) as usize),
-                            }?;
-                            let (start, end) = (offsets[at] as usize, offsets[at + 1] as usize);
-                            (valid(&element_nulls, at) && list.is_valid(at) && *index < end - start)
-                                .then_some((start + index) as u64)
-                        })
-                        .collect();
+                    let indices: UInt64Array = match &elements {
+                        // the first array on the path: its rows are the column's, so the
+                        // answer's validity is computed a word at a time and its indices
+                        // without a branch (an index under a null is never read by `take`)
+                        None => {
+                            let long_enough = BooleanBuffer::collect_bool(len, |row| {
+                                *index < (offsets[row + 1] - offsets[row]) as usize
+                            });
+                            let answered = [reached.as_ref(), element_nulls.as_ref(), list.nulls()]
+                                .into_iter()
+                                .flatten()
+                                .fold(long_enough, |v, n| &v & n.inner());
+                            let at = offsets[..len]
+                                .iter()
+                                .map(|&start| start as u64 + *index as u64);
+                            UInt64Array::new(at.collect(), Some(NullBuffer::new(answered)))
+                        }
+                        Some(e) => (0..len)
+                            .map(|row| {
+                                let at = e.is_valid(row).then(|| e.value(row) as usize)?;
+                                let (start, end) = (offsets[at] as usize, offsets[at + 1] as usize);
+                                (valid(&element_nulls, at)
+                                    && list.is_valid(at)
+                                    && *index < end - start)
+                                    .then_some((start + index) as u64)
+                            })
+                            .collect(),
+                    };
                     elements = Some(indices);
                     element_nulls = None;
                     group = list.values().as_struct().clone();
