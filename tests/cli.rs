@@ -29,8 +29,8 @@ fn ok(args: &[&str]) -> String {
 }
 
 /// A fresh scratch directory for one test, removed when it ends.
-fn scratch(name: &str) -> common::ScratchDir {
-    common::ScratchDir::new(&format!("variant-sql-test-{name}"))
+fn scratch(name: &str) -> common::TempPath {
+    common::TempPath::dir(&format!("variant-sql-test-{name}"))
 }
 
 const FIRST_TWO: &str = "SELECT id, kind, payload FROM events ORDER BY id LIMIT 2";

@@ -7,13 +7,15 @@
 //!
 //! DataFusion's default `schema_force_view_types = true` reads strings and binaries as
 //! `Utf8View` / `BinaryView`; the expectations follow it.
+mod common;
+
 use std::collections::HashMap;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
+use common::TempPath;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, Fields, IntervalUnit, Schema, TimeUnit};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -91,43 +93,8 @@ fn fixed(values: &[&[u8]]) -> Leaf {
     Leaf::new(Data::Fixed(values.iter().map(|b| b.to_vec()).collect()))
 }
 
-static FILES: AtomicUsize = AtomicUsize::new(0);
-
-/// A file under the system temp directory, removed when dropped (kept when the test fails).
-struct TempFile(PathBuf);
-
-impl TempFile {
-    /// A fresh path for a file named after `name`.
-    fn new(name: &str) -> Self {
-        let n = FILES.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        Self(std::env::temp_dir().join(format!("parquet-logical-types-{pid}-{name}-{n}.parquet")))
-    }
-}
-
-impl std::ops::Deref for TempFile {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for TempFile {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-}
-
 /// Writes one row group with `leaves` (in schema leaf order) under the schema `schema`.
-fn write_file(name: &str, schema: Type, leaves: Vec<Leaf>) -> TempFile {
+fn write_file(name: &str, schema: Type, leaves: Vec<Leaf>) -> TempPath {
     write_row_groups(
         name,
         schema,
@@ -143,8 +110,8 @@ fn write_row_groups(
     schema: Type,
     row_groups: Vec<Vec<Leaf>>,
     props: WriterProperties,
-) -> TempFile {
-    let path = TempFile::new(name);
+) -> TempPath {
+    let path = TempPath::parquet_file(&format!("parquet-logical-types-{name}"));
     let mut writer = SerializedFileWriter::new(
         File::create(&path).unwrap(),
         Arc::new(schema),
@@ -195,7 +162,7 @@ fn write_row_group(writer: &mut SerializedFileWriter<File>, leaves: Vec<Leaf>) {
 }
 
 /// `write_file` from schema text.
-fn write(name: &str, schema: &str, leaves: Vec<Leaf>) -> TempFile {
+fn write(name: &str, schema: &str, leaves: Vec<Leaf>) -> TempPath {
     write_file(name, parse_message_type(schema).unwrap(), leaves)
 }
 
@@ -765,7 +732,7 @@ async fn nested_intervals_keep_months_days_and_millis() {
 #[tokio::test]
 async fn nested_intervals_are_written_as_interval_leaves() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
-    let path = TempFile::new("nested-interval-write");
+    let path = TempPath::parquet_file("nested-interval-write");
     let sql = format!(
         "COPY (SELECT named_struct('iv', INTERVAL '1 month') AS s, make_array(INTERVAL '2 days') AS l, \
          map(['k'], [INTERVAL '3 seconds']) AS m) TO '{}' STORED AS PARQUET",
@@ -802,12 +769,12 @@ type IntervalRows<'a> = &'a [Option<(u32, u32, u32)>];
 
 /// A file of one INTERVAL column `iv` (optional) and an INT32 `id`, a row group per list of
 /// rows, dictionary-encoded or plain.
-fn interval_file(row_groups: &[IntervalRows], dictionary: bool) -> TempFile {
+fn interval_file(row_groups: &[IntervalRows], dictionary: bool) -> TempPath {
     interval_file_as(row_groups, dictionary, "(INTERVAL)")
 }
 
 /// [`interval_file`] with `iv` annotated `annotation`.
-fn interval_file_as(row_groups: &[IntervalRows], dictionary: bool, annotation: &str) -> TempFile {
+fn interval_file_as(row_groups: &[IntervalRows], dictionary: bool, annotation: &str) -> TempPath {
     let schema = parse_message_type(&format!(
         "message m {{ required int32 id; optional fixed_len_byte_array(12) iv {annotation}; }}"
     ))

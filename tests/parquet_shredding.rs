@@ -33,7 +33,7 @@ use proptest::prelude::*;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn scratch(name: &str) -> common::ScratchDir {
+fn scratch(name: &str) -> common::TempPath {
     scratch_dir("parquet-shredding-test", name)
 }
 

@@ -46,7 +46,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 // ---------------------------------------------------------------------------------------------
 
 /// A fresh scratch directory for one test.
-fn scratch(name: &str) -> common::ScratchDir {
+fn scratch(name: &str) -> common::TempPath {
     scratch_dir("parquet-variant-test", name)
 }
 

@@ -162,7 +162,7 @@ async fn planned_paths_travel_with_the_functions() {
 
 /// A session with the table `events`: a shredded file of 2000 rows (`v` shredded on `a` and
 /// `b`) in a scratch folder of its own, removed when the folder returned beside it is dropped.
-async fn shredded_events(name: &str) -> (SessionContext, common::ScratchDir) {
+async fn shredded_events(name: &str) -> (SessionContext, common::TempPath) {
     let dir = common::scratch_dir("plan-codec", name);
     let file = dir.join("events.parquet");
     let ctx = session_context();

@@ -12,7 +12,7 @@ use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::session_context;
 
-fn scratch(name: &str) -> common::ScratchDir {
+fn scratch(name: &str) -> common::TempPath {
     common::scratch_dir("shredded-leaves-test", name)
 }
 

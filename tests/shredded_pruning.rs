@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::session_context;
 use proptest::prelude::*;
 
-fn scratch(name: &str) -> common::ScratchDir {
+fn scratch(name: &str) -> common::TempPath {
     scratch_dir("shredded-pruning-test", name)
 }
 

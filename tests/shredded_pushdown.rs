@@ -20,7 +20,7 @@ use datafusion_parquet_variant::session_context;
 use datafusion_parquet_variant::variant_array::{VariantArrayBuilder, variant_field};
 use proptest::prelude::*;
 
-fn scratch(name: &str) -> common::ScratchDir {
+fn scratch(name: &str) -> common::TempPath {
     scratch_dir("shredded-pushdown-test", name)
 }
 
