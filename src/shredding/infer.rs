@@ -232,7 +232,7 @@ impl Node {
                     }
                     let mut merged = k.clone();
                     merged.merge(kind.clone());
-                    if merged != Kind::Variant || *k == kind {
+                    if merged != Kind::Variant {
                         *k = merged;
                         *count += n;
                         return;

@@ -260,10 +260,8 @@ pub(super) struct ObjectField<'a> {
     pub(super) json_key: Vec<u8>,
     /// Where the writer keeps the id of `name` in a row's metadata.
     slot: usize,
-    /// The validity of the field's group (a null: the field is missing, for files whose
-    /// groups are optional).
-    pub(super) validity: Validity<'a>,
-    /// The rows where the field has a value: its group valid, and a value in `value` or in
+    /// The rows where the field has a value: its group valid (a null group: the field is
+    /// missing, for files whose groups are optional), and a value in `value` or in
     /// `typed_value` (None: every row). Computed once per batch from the null buffers, so
     /// that the walks skip a missing field (most of them, in files that shred sparse
     /// fields) with one bit test.
@@ -532,7 +530,6 @@ impl<'a> Typed<'a> {
                         name: field.name(),
                         json_key,
                         slot,
-                        validity: Validity::of(group),
                         present: present_rows(group),
                         group: GroupPlan::new(group, depth + 1, slots)?,
                     });

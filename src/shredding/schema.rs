@@ -70,7 +70,7 @@ fn group_schema(
                     schema.insert(key.to_string(), child);
                 }
             }
-            for f in fields.iter().filter(|f| f.validity.is_valid(i)) {
+            for f in fields.iter().filter(|f| f.is_present(i)) {
                 if let Some(child) = group_schema(meta, &f.group, i, depth + 1, scalar)? {
                     schema.insert(f.name.to_string(), child);
                 }
