@@ -41,13 +41,22 @@ def variant_to_python(metadata: bytes, value: bytes) -> Any:
     return _internal.variant_to_python(metadata, value)
 
 
-def register(ctx: Any) -> None:
-    """Registers our functions with a ``datafusion.SessionContext`` (datafusion-python 55).
+def register(ctx: Any, planner: bool = False) -> Any:
+    """Registers our functions with a ``datafusion.SessionContext`` (datafusion-python 55), and
+    returns the context to use.
 
     Every scalar and aggregate function of ours, and ``variant_explode`` /
     ``variant_explode_outer`` as table functions over a constant. The ``v:path`` syntax, the
-    ``VARIANT`` type name and casts planned as typed extractions need our planner, which
+    ``VARIANT`` type name and casts planned as typed extractions need our SQL planner, which
     datafusion-python cannot take: write ``variant_get(v, '$.a', 'int')``.
+
+    ``planner=True`` also installs our query planner on the session (through
+    ``ctx.with_extensions``; the returned context carries the codecs it needs): datafusion-python
+    still parses and optimizes each query, and we make its physical plan, so the paths a query
+    reads from tables of :func:`register_parquet` are read from their shredded leaves alone.
+    Writes (``COPY``, ``write_parquet``) are refused under it, since datafusion-python 55 cannot
+    hand a file format to a foreign planner; object stores registered on the session and its
+    memory limit do not reach the plans it makes (local files are read).
     """
     import datafusion
 
@@ -57,6 +66,28 @@ def register(ctx: Any) -> None:
         ctx.register_udaf(datafusion.udaf(function))
     for function in _internal.table_functions():
         ctx.register_udtf(datafusion.TableFunction(function.name, function, ctx))
+    if planner and _Planner.TABLES not in ctx.logical_extension_codec_ids():
+        return ctx.with_extensions(_Planner())
+    return ctx
+
+
+class _Planner:
+    """Our query planner as a datafusion-python extension bundle: the codecs that lend the
+    session's tables to it and return its plans, and the planner."""
+
+    #: The id of the codec that lends tables (`_internal.LogicalCodec`).
+    TABLES = _internal.LogicalCodec().__datafusion_codec_id__
+
+    def __datafusion_session_components__(self, ctx: Any) -> Any:
+        import datafusion
+
+        return datafusion.SessionExtensionComponents(
+            logical_extension_codecs=[_internal.LogicalCodec()],
+            physical_extension_codecs=[_internal.PhysicalCodec()],
+        )
+
+    def __datafusion_session_planner__(self, ctx: Any, fallback: Any) -> Any:
+        return _internal.query_planner(ctx)
 
 
 def register_parquet(ctx: Any, name: str, path: str) -> None:

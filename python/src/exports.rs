@@ -7,7 +7,8 @@
 //! metadata, execution), table functions with constant arguments, and table providers with
 //! their projections, filters and limits. What does not: planning hooks (the `v:path` syntax,
 //! the `VARIANT` type name, casts planned as typed extractions, a function's `simplify`), and the
-//! host's physical optimizer does not see into our scan (see [`ParquetTable`]).
+//! host's physical optimizer does not see into our scan (see [`ParquetTable`]) unless our planner
+//! is installed ([`crate::planner`]).
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -119,7 +120,8 @@ impl TableFunction {
 /// hands its scan prune row groups and pages on shredded leaves, and become Parquet row filters
 /// where `datafusion.execution.parquet.pushdown_filters` is set; the host still applies them.
 /// Paths in the projection are computed by the host on the whole variant column (its physical
-/// optimizer does not see into a foreign scan).
+/// optimizer does not see into a foreign scan), unless our planner plans the query
+/// ([`crate::planner`]), which pushes them into the scan.
 #[pyclass(module = "datafusion_parquet_variant._internal", frozen)]
 pub(crate) struct ParquetTable {
     table: Arc<dyn TableProvider>,

@@ -5,6 +5,8 @@
 //!   stream protocol.
 //! - [`exports`]: our functions and Parquet tables as datafusion-ffi objects, for
 //!   datafusion-python's `SessionContext` (`register`, `register_parquet` in Python).
+//! - [`planner`]: our query planner for datafusion-python sessions (`register(ctx, planner=True)`),
+//!   with the codecs that lend tables to it and return its plans.
 //! - [`values`]: variant values as Python objects.
 //! - [`runtime`]: the tokio runtime, queries waited for without the GIL, and the errors.
 mod arrow_stream;
@@ -12,6 +14,7 @@ mod context;
 mod dataframe;
 mod explode;
 mod exports;
+mod planner;
 mod runtime;
 mod values;
 
@@ -36,6 +39,9 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exports::aggregate_functions, m)?)?;
     m.add_function(wrap_pyfunction!(exports::table_functions, m)?)?;
     m.add_function(wrap_pyfunction!(exports::parquet_table, m)?)?;
+    m.add_class::<planner::LogicalCodec>()?;
+    m.add_class::<planner::PhysicalCodec>()?;
+    m.add_function(wrap_pyfunction!(planner::query_planner, m)?)?;
     m.add_function(wrap_pyfunction!(values::variant_to_python, m)?)?;
     Ok(())
 }
