@@ -244,8 +244,19 @@ fn our_predicates(
 /// A table whose scan takes the filters it is given into its Parquet source's predicate (for
 /// pruning and row filters), which DataFusion's physical optimizer does in our own sessions.
 #[derive(Debug)]
-struct FilteredScan {
+pub(crate) struct FilteredScan {
     inner: Arc<dyn TableProvider>,
+}
+
+impl FilteredScan {
+    /// `table` as our own sessions plan it: the table inside a [`FilteredScan`] (whose filters
+    /// DataFusion's physical optimizer then pushes into the scan itself), others as they are.
+    pub(crate) fn unwrapped(table: Arc<dyn TableProvider>) -> Arc<dyn TableProvider> {
+        match table.downcast_ref::<FilteredScan>() {
+            Some(scan) => Arc::clone(&scan.inner),
+            None => table,
+        }
+    }
 }
 
 #[async_trait]

@@ -48,6 +48,7 @@ use datafusion_proto::physical_plan::{
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use crate::exports::FilteredScan;
 use crate::runtime::runtime;
 
 /// The most objects lent at once. A handle is taken when its plan is decoded; one whose plan is
@@ -161,7 +162,8 @@ impl LogicalExtensionCodec for LendingCodec {
         _schema: SchemaRef,
         _ctx: &TaskContext,
     ) -> Result<Arc<dyn TableProvider>> {
-        TABLES.take(buf, &format!("the table {table_ref}"))
+        let table = TABLES.take(buf, &format!("the table {table_ref}"))?;
+        Ok(FilteredScan::unwrapped(table))
     }
 
     fn try_encode_table_provider(
