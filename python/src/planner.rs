@@ -40,6 +40,7 @@ use datafusion_ffi::execution::FFI_TaskContextProvider;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::proto::physical_extension_codec::FFI_PhysicalExtensionCodec;
 use datafusion_ffi::query_planner::FFI_QueryPlanner;
+use datafusion_parquet_variant::plan_codec::restore_variant_fields;
 use datafusion_parquet_variant::register_all_with_state;
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{
@@ -345,7 +346,9 @@ impl QueryPlanner for VariantQueryPlanner {
                     .with_config(config)
                     .with_table_options(table_options)
                     .build();
-                state.create_physical_plan(&plan).await
+                // the host's encoding drops the field metadata of literals: constant variants
+                // (`parse_json('[1]')`, folded by the host's optimizer) are marked again
+                restore_variant_fields(state.create_physical_plan(&plan).await?)
             })
             .await
             .map_err(|e| exec_datafusion_err!("datafusion-parquet-variant's planner: {e}"))??;

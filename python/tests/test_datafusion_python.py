@@ -29,7 +29,10 @@ def test_scalar_functions_answer(df_ctx):
     assert rows(result) == [{"second": 2, "json": '{"a":null,"b":1.5}', "is_null": True, "bad": None}]
 
 
-def test_variant_results_keep_their_extension_type(df_ctx):
+@pytest.mark.parametrize("planner", [False, True], ids=["functions", "planner"])
+def test_variant_results_keep_their_extension_type(planner):
+    df_ctx = dfpv.register(datafusion.SessionContext(), planner=planner)
+    # a constant: the host's optimizer folds it into a literal
     table = pa.Table.from_batches(df_ctx.sql("SELECT parse_json('[1]') AS v").collect())
     field = table.schema.field("v")
     metadata = field.metadata or {}
