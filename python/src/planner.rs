@@ -92,17 +92,19 @@ impl<T> Lent<T> {
         let Some(rest) = buf.strip_prefix(HANDLE_TAG) else {
             return exec_err!("not a handle of datafusion-parquet-variant's planner: {what}");
         };
-        let (Some(process), Some(id)) = (rest.get(..4), rest.get(4..12)) else {
-            return exec_err!("a truncated handle of {what}");
-        };
-        let process = u32::from_le_bytes(process.try_into().expect("4 bytes"));
-        let id = u64::from_le_bytes(id.try_into().expect("8 bytes"));
-        if process != std::process::id() || rest.len() != 12 {
+        if rest.len() != 12 {
+            return exec_err!("a malformed handle of {what}");
+        }
+        let (mut process, mut id) = ([0; 4], [0; 8]);
+        process.copy_from_slice(&rest[..4]);
+        id.copy_from_slice(&rest[4..]);
+        if u32::from_le_bytes(process) != std::process::id() {
             return exec_err!(
                 "{what} was lent by datafusion-parquet-variant's planner in another process: \
                  plans it encodes are valid only in the process that planned them"
             );
         }
+        let id = u64::from_le_bytes(id);
         let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
         items.remove(&id).ok_or_else(|| {
             exec_datafusion_err!(
@@ -119,7 +121,8 @@ static TABLES: Lent<Arc<dyn TableProvider>> = Lent::new();
 /// Physical plans returned by [`ReturningCodec`].
 static PLANS: Lent<Arc<dyn ExecutionPlan>> = Lent::new();
 
-/// What a function of DataFusion's own is encoded as ([`LendingCodec`]): its name says which.
+/// What a function of DataFusion's own (or ours) is encoded as ([`LendingCodec`]): its name says
+/// which.
 const BUILTIN_TAG: &[u8] = b"datafusion-parquet-variant builtin";
 
 /// A session state of DataFusion's defaults and ours, built once: the functions DataFusion
