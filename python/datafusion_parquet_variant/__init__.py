@@ -53,7 +53,11 @@ def register(ctx: Any, planner: bool = False) -> Any:
     ``planner=True`` also installs our query planner on the session (through
     ``ctx.with_extensions``; the returned context carries the codecs it needs): datafusion-python
     still parses and optimizes each query, and we make its physical plan, so the paths a query
-    reads from tables of :func:`register_parquet` are read from their shredded leaves alone.
+    reads from tables of :func:`register_parquet` are read from their shredded leaves alone, and
+    our analysis applies (variants cannot be ordered). Make codec changes
+    (``with_python_udf_inlining``, ``with_logical_extension_codec``) on the returned context, or
+    call this again on it after making them elsewhere: the planner is the session's, and such a
+    change on another context rebuilds it without our codecs.
     Writes (``COPY``, ``write_parquet``) are refused under it, since datafusion-python 55 cannot
     hand a file format to a foreign planner; object stores registered on the session and its
     memory limit do not reach the plans it makes (local files are read).
@@ -66,9 +70,15 @@ def register(ctx: Any, planner: bool = False) -> Any:
         ctx.register_udaf(datafusion.udaf(function))
     for function in _internal.table_functions():
         ctx.register_udtf(datafusion.TableFunction(function.name, function, ctx))
-    if planner and _Planner.TABLES not in ctx.logical_extension_codec_ids():
-        return ctx.with_extensions(_Planner())
-    return ctx
+    if not planner:
+        return ctx
+    if _Planner.TABLES in ctx.logical_extension_codec_ids():
+        # this context carries our codecs already: the planner is installed again against them
+        # (a codec change made on another context of the session rebuilds the session's planner
+        # against that context's codecs, which lack ours)
+        ctx.set_query_planner(_internal.query_planner(ctx))
+        return ctx
+    return ctx.with_extensions(_Planner())
 
 
 class _Planner:

@@ -15,7 +15,9 @@
 //! DataFusion's own are marked on the way so that the plan holds ours, not the host's called
 //! through FFI.
 use std::collections::BTreeMap;
+use std::collections::hash_map::RandomState;
 use std::fmt;
+use std::hash::{BuildHasher, Hasher};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -25,7 +27,9 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::config::Extensions;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{Result, TableReference, exec_datafusion_err, exec_err, not_impl_err};
+use datafusion::common::{
+    Result, TableReference, exec_datafusion_err, exec_err, internal_err, not_impl_err,
+};
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::{
@@ -74,7 +78,8 @@ impl<T> Lent<T> {
         }
     }
 
-    /// Lends `item`: writes its handle (the tag, this process's id, a number) to `buf`.
+    /// Lends `item`: writes its handle (the tag, this process's [`process_mark`], a number) to
+    /// `buf`.
     fn lend(&self, item: T, buf: &mut Vec<u8>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
@@ -83,7 +88,7 @@ impl<T> Lent<T> {
             items.pop_first();
         }
         buf.extend_from_slice(HANDLE_TAG);
-        buf.extend_from_slice(&std::process::id().to_le_bytes());
+        buf.extend_from_slice(&process_mark().to_le_bytes());
         buf.extend_from_slice(&id.to_le_bytes());
     }
 
@@ -92,13 +97,13 @@ impl<T> Lent<T> {
         let Some(rest) = buf.strip_prefix(HANDLE_TAG) else {
             return exec_err!("not a handle of datafusion-parquet-variant's planner: {what}");
         };
-        if rest.len() != 12 {
+        if rest.len() != 16 {
             return exec_err!("a malformed handle of {what}");
         }
-        let (mut process, mut id) = ([0; 4], [0; 8]);
-        process.copy_from_slice(&rest[..4]);
-        id.copy_from_slice(&rest[4..]);
-        if u32::from_le_bytes(process) != std::process::id() {
+        let (mut process, mut id) = ([0; 8], [0; 8]);
+        process.copy_from_slice(&rest[..8]);
+        id.copy_from_slice(&rest[8..]);
+        if u64::from_le_bytes(process) != process_mark() {
             return exec_err!(
                 "{what} was lent by datafusion-parquet-variant's planner in another process: \
                  plans it encodes are valid only in the process that planned them"
@@ -109,10 +114,21 @@ impl<T> Lent<T> {
         items.remove(&id).ok_or_else(|| {
             exec_datafusion_err!(
                 "{what} lent by datafusion-parquet-variant's planner was already taken back \
-                 (a plan it encodes is decoded once)"
+                 (a plan it encodes is decoded once) or dropped (at most {MOST_LENT} are held)"
             )
         })
     }
+}
+
+/// A random number drawn once per process, in every handle: a handle from another process (even
+/// one with the same process id, as in containers) is refused, not resolved to another object.
+fn process_mark() -> u64 {
+    static MARK: LazyLock<u64> = LazyLock::new(|| {
+        let mut hasher = RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    });
+    *MARK
 }
 
 /// Table providers lent by [`LendingCodec`].
@@ -137,7 +153,8 @@ fn base_state() -> &'static SessionState {
 /// A logical codec for the host's chain: every table provider travels as a handle to itself.
 ///
 /// Functions travel by name, and those whose name is one of DataFusion's own functions are
-/// marked so that our planner plans ours: the host's reach us as foreign functions, called
+/// marked so that our planner plans ours (not those that read session options, which the
+/// host's session has made for itself): the host's reach us as foreign functions, called
 /// through FFI batch by batch (an aggregate ten times slower). The host's codec encodes Python
 /// functions before the chain reaches this one (unless its inlining is turned off), so a
 /// Python function keeps its own name's meaning; one registered under a built-in's name with
@@ -196,7 +213,14 @@ impl LogicalExtensionCodec for LendingCodec {
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if base_state().scalar_functions().contains_key(node.name()) {
+        // not those that read session options (a time zone, say): ours have the defaults, the
+        // host's are made for its session
+        if let Some(ours) = base_state().scalar_functions().get(node.name())
+            && ours
+                .inner()
+                .with_updated_config(base_state().config_options())
+                .is_none()
+        {
             buf.extend_from_slice(BUILTIN_TAG);
         }
         Ok(())
@@ -307,9 +331,12 @@ impl ExecutionPlan for ReturnedPlan {
 
     fn with_new_children(
         self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
+        match children.is_empty() {
+            true => Ok(self),
+            false => internal_err!("ReturnedPlan is a leaf: it takes no children"),
+        }
     }
 
     fn execute(
