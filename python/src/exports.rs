@@ -9,6 +9,7 @@
 //! the `VARIANT` type name, casts planned as typed extractions, a function's `simplify`), and the
 //! host's physical optimizer does not see into our scan (see [`ParquetTable`]) unless our planner
 //! is installed ([`crate::planner`]).
+use std::ffi::CStr;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::simplify_expressions::ExprSimplifier;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
+use datafusion_ffi::execution::FFI_TaskContextProvider;
 use datafusion_ffi::proto::logical_extension_codec::FFI_LogicalExtensionCodec;
 use datafusion_ffi::table_provider::FFI_TableProvider;
 use datafusion_ffi::udaf::FFI_AggregateUDF;
@@ -154,13 +156,32 @@ fn host_codec(session: Bound<'_, PyAny>) -> PyResult<FFI_LogicalExtensionCodec> 
     } else {
         session
     };
-    let capsule = capsule.cast::<PyCapsule>()?;
-    let codec: NonNull<FFI_LogicalExtensionCodec> = capsule
-        .pointer_checked(Some(c"datafusion_logical_extension_codec"))?
+    capsule_clone(&capsule)
+}
+
+/// A datafusion-ffi object datafusion-python hands over in a PyCapsule of name [`Self::NAME`].
+pub(crate) trait InCapsule: Clone {
+    /// The capsule's name.
+    const NAME: &'static CStr;
+}
+
+impl InCapsule for FFI_LogicalExtensionCodec {
+    const NAME: &'static CStr = c"datafusion_logical_extension_codec";
+}
+
+impl InCapsule for FFI_TaskContextProvider {
+    const NAME: &'static CStr = c"datafusion_task_context_provider";
+}
+
+/// A reference of our own to the object in `capsule` (a capsule of another name is an error).
+pub(crate) fn capsule_clone<T: InCapsule>(capsule: &Bound<'_, PyAny>) -> PyResult<T> {
+    let object: NonNull<T> = capsule
+        .cast::<PyCapsule>()?
+        .pointer_checked(Some(T::NAME))?
         .cast();
-    // SAFETY: a capsule of that name holds a codec, which the host keeps alive while the
-    // capsule lives; cloning takes a reference of our own.
-    Ok(unsafe { codec.as_ref() }.clone())
+    // SAFETY: a capsule of that name holds a `T`, which the host keeps alive while the capsule
+    // lives; cloning takes a reference of our own.
+    Ok(unsafe { object.as_ref() }.clone())
 }
 
 /// Our scalar functions (those an application calls; not the hidden ones plans hold).

@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -53,7 +52,7 @@ use datafusion_proto::physical_plan::{
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use crate::exports::FilteredScan;
+use crate::exports::{FilteredScan, capsule_clone};
 use crate::runtime::runtime;
 
 /// The most objects lent at once. A handle is taken when its plan is decoded; one whose plan is
@@ -145,7 +144,13 @@ const BUILTIN_TAG: &[u8] = b"datafusion-parquet-variant builtin";
 /// provides, and the base of each state [`VariantQueryPlanner`] plans with.
 fn base_state() -> &'static SessionState {
     static STATE: LazyLock<SessionState> = LazyLock::new(|| {
-        register_all_with_state(SessionStateBuilder::new().with_default_features()).build()
+        let mut builder =
+            register_all_with_state(SessionStateBuilder::new().with_default_features());
+        // without our table options (see [`VariantQueryPlanner`] for the session options)
+        if let Some(options) = builder.table_options().as_mut() {
+            options.extensions = Extensions::new();
+        }
+        builder.build()
     });
     &STATE
 }
@@ -206,54 +211,65 @@ impl LogicalExtensionCodec for LendingCodec {
     }
 
     fn try_decode_udf(&self, name: &str, buf: &[u8]) -> Result<Arc<ScalarUDF>> {
-        match buf == BUILTIN_TAG {
-            true => base_state().udf(name),
-            false => not_impl_err!("datafusion-parquet-variant's planner: no function {name}"),
-        }
+        builtin(buf, name, |name| base_state().udf(name))
     }
 
     fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> Result<()> {
         // not those that read session options (a time zone, say): ours have the defaults, the
         // host's are made for its session
-        if let Some(ours) = base_state().scalar_functions().get(node.name())
-            && ours
-                .inner()
-                .with_updated_config(base_state().config_options())
-                .is_none()
-        {
-            buf.extend_from_slice(BUILTIN_TAG);
-        }
-        Ok(())
+        let ours = base_state().scalar_functions().get(node.name());
+        mark_builtin(
+            ours.is_some_and(|f| {
+                f.inner()
+                    .with_updated_config(base_state().config_options())
+                    .is_none()
+            }),
+            buf,
+        )
     }
 
     fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> Result<Arc<AggregateUDF>> {
-        match buf == BUILTIN_TAG {
-            true => base_state().udaf(name),
-            false => not_impl_err!("datafusion-parquet-variant's planner: no aggregate {name}"),
-        }
+        builtin(buf, name, |name| base_state().udaf(name))
     }
 
     fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if base_state().aggregate_functions().contains_key(node.name()) {
-            buf.extend_from_slice(BUILTIN_TAG);
-        }
-        Ok(())
+        mark_builtin(
+            base_state().aggregate_functions().contains_key(node.name()),
+            buf,
+        )
     }
 
     fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> Result<Arc<WindowUDF>> {
-        match buf == BUILTIN_TAG {
-            true => base_state().udwf(name),
-            false => {
-                not_impl_err!("datafusion-parquet-variant's planner: no window function {name}")
-            }
-        }
+        builtin(buf, name, |name| base_state().udwf(name))
     }
 
     fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> Result<()> {
-        if base_state().window_functions().contains_key(node.name()) {
-            buf.extend_from_slice(BUILTIN_TAG);
-        }
-        Ok(())
+        mark_builtin(
+            base_state().window_functions().contains_key(node.name()),
+            buf,
+        )
+    }
+}
+
+/// Writes [`BUILTIN_TAG`] to `buf` when the function is `ours` (nothing otherwise: the function
+/// then travels by name alone, to the host's registry).
+fn mark_builtin(ours: bool, buf: &mut Vec<u8>) -> Result<()> {
+    if ours {
+        buf.extend_from_slice(BUILTIN_TAG);
+    }
+    Ok(())
+}
+
+/// The function `name` of ours (`lookup`) when `buf` is [`BUILTIN_TAG`].
+fn builtin<T>(
+    buf: &[u8],
+    name: &str,
+    lookup: impl FnOnce(&str) -> Result<Arc<T>>,
+) -> Result<Arc<T>> {
+    if buf == BUILTIN_TAG {
+        lookup(name)
+    } else {
+        not_impl_err!("datafusion-parquet-variant's planner: no function {name} marked as ours")
     }
 }
 
@@ -333,10 +349,10 @@ impl ExecutionPlan for ReturnedPlan {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        match children.is_empty() {
-            true => Ok(self),
-            false => internal_err!("ReturnedPlan is a leaf: it takes no children"),
+        if !children.is_empty() {
+            return internal_err!("ReturnedPlan is a leaf: it takes no children");
         }
+        Ok(self)
     }
 
     fn execute(
@@ -366,16 +382,15 @@ impl QueryPlanner for VariantQueryPlanner {
         // options it does not know
         let mut config = session.config().clone();
         config.options_mut().extensions = Extensions::new();
-        let mut table_options = base_state().default_table_options();
-        table_options.extensions = Extensions::new();
         let plan = logical_plan.clone();
         // on our runtime: the host polls this future on its own, which our tokio does not see
         let physical = runtime()
             .spawn(async move {
                 let state = SessionStateBuilder::new_from_existing(base_state().clone())
                     .with_config(config)
-                    .with_table_options(table_options)
                     .build();
+                // the whole pipeline again: our analyzer makes typed `variant_get` calls the
+                // deferred form, which the optimizer then moves toward the scan
                 // the host's encoding drops the field metadata of literals: constant variants
                 // (`parse_json('[1]')`, folded by the host's optimizer) are marked again
                 restore_variant_fields(state.create_physical_plan(&plan).await?)
@@ -395,14 +410,7 @@ fn task_context_provider(session: &Bound<'_, PyAny>) -> PyResult<FFI_TaskContext
     } else {
         session.getattr("ctx")?
     };
-    let capsule = owner.getattr(GETTER)?.call0()?;
-    let capsule = capsule.cast::<PyCapsule>()?;
-    let provider: NonNull<FFI_TaskContextProvider> = capsule
-        .pointer_checked(Some(c"datafusion_task_context_provider"))?
-        .cast();
-    // SAFETY: a capsule of that name holds a provider, alive while the capsule lives; cloning
-    // takes a reference of our own.
-    Ok(unsafe { provider.as_ref() }.clone())
+    capsule_clone(&owner.getattr(GETTER)?.call0()?)
 }
 
 /// [`LendingCodec`] for datafusion-python's codec chain.

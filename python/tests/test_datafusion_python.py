@@ -216,5 +216,5 @@ def test_a_codec_change_elsewhere_is_mended_by_registering_again():
 
 def test_the_planner_applies_our_analysis(planned_ctx):
     # variants cannot be ordered (their order is not defined), as in our own sessions
-    with pytest.raises(Exception, match="order"):
+    with pytest.raises(Exception, match="INVALID_ORDERING_TYPE"):
         planned_ctx.sql("SELECT id FROM events ORDER BY v").collect()
