@@ -187,14 +187,14 @@ async fn benchmark_queries_give_the_same_rows_on_three_workers() {
             .await
             .unwrap();
         }
-        for query in queries::QUERIES {
+        for query in queries::QUERIES.iter().filter(|q| q.again_of.is_none()) {
             let expected = rows_of(&local, query.variant).await;
             let got = rows_of(&distributed, query.variant).await;
             assert_eq!(got, expected, "{} on {layout}", query.name);
         }
         // the plan is distributed (its stages run on the workers), and its scans read the bytes
         // one process reads: the paths' shredded leaves only, where the files shred them
-        for query in queries::QUERIES {
+        for query in queries::QUERIES.iter().filter(|q| q.again_of.is_none()) {
             let plan = common::plan(&distributed, query.variant).await;
             let shown = display_plan_ascii(plan.as_ref(), false);
             assert!(shown.contains("Stage 1"), "{shown}");
@@ -244,7 +244,7 @@ async fn benchmark_queries_give_the_same_rows_on_three_workers() {
             ))
             .await
             .unwrap();
-        for query in queries::QUERIES {
+        for query in queries::QUERIES.iter().filter(|q| q.again_of.is_none()) {
             let on_written = query.variant.replace("FROM t", "FROM w");
             let on_source = query.variant.replace(
                 "FROM t",

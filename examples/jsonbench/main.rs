@@ -10,7 +10,9 @@
 //!
 //! Layouts (files under `D`, generated once per row count and reused; `--rewrite a,b` writes
 //! those again, e.g. after a change to the writer):
-//! - `plain`: the queried fields as typed columns (the reference).
+//! - `plain`: the queried fields as typed columns (the reference); the images also as the typed
+//!   list of structs a schema would hold them in (q4n's reference; q4's reads the first image's
+//!   fields, flattened when the file was written).
 //! - `unshredded`: `v VARIANT`, every value in the `value` column.
 //! - `shredded`: `v VARIANT` shredded on the queried paths only (`variant.shred.v`), so the rest
 //!   of each event (texts, cids, other records' fields) stays in residual `value` columns.
@@ -20,9 +22,9 @@
 //! - `duckdb`: (when DuckDB is at hand, below) the events shredded by DuckDB on the queried paths.
 //!
 //! It prints the write side first (each layout's `COPY` time from the JSON text, and its size),
-//! then for each query the median time of `R` runs on each layout, the ratios to plain, and the
-//! bytes the scans read (`bytes_scanned` from the plans' metrics); it checks that every layout
-//! gives the same rows. A query is timed inside this process (planning and execution), or with
+//! then for each query the median time of `R` runs on each layout (interleaved: a run on each
+//! layout, then the next round), the ratios to plain, and the bytes the scans read
+//! (`bytes_scanned` from the plans' metrics); it checks that every layout gives the same rows. A query is timed inside this process (planning and execution), or with
 //! `--process` as a user runs it: the whole `variant-sql` process, from start to exit, with the
 //! table registered by `CREATE EXTERNAL TABLE` (the binary beside this one, in the same profile).
 //!
@@ -59,7 +61,9 @@ const PLAIN_SELECT: &str = "SELECT v:did::string AS did, v:time_us::bigint AS ti
     variant_get(v, '$.commit.record[\"$type\"]', 'string') AS record_type, \
     try_variant_get(v, '$.commit.record.subject.uri', 'string') AS subject_uri, \
     v:commit.record.embed.images[0].image.size::bigint AS image_size, \
-    v:commit.record.embed.images[0].aspectRatio.width::bigint AS image_width \
+    v:commit.record.embed.images[0].aspectRatio.width::bigint AS image_width, \
+    try_variant_get(v, '$.commit.record.embed.images', \
+        'array<struct<image struct<size bigint>, aspectRatio struct<width bigint>>>') AS images \
     FROM t";
 
 /// The environment variable naming a Python with the `duckdb` package.
@@ -410,28 +414,33 @@ async fn main() -> Result<()> {
     println!("|{}", "---|".repeat(header.len()));
     let mut ratios: Vec<Vec<f64>> = vec![vec![]; variant_layouts.len()];
     for query in QUERIES.iter().filter(|q| chosen_queries.contains(&q.name)) {
-        let mut cells: Vec<Option<Measured>> = vec![];
+        // The chosen layouts' SQL; their runs interleaved (a run on each layout, then the next
+        // round), so that a slow spell of this shared machine weighs on every layout alike
+        // instead of on the one measured during it.
+        let sqls: Vec<Option<&str>> = layouts
+            .iter()
+            .map(|layout| {
+                let sql = if *layout == "plain" {
+                    query.plain
+                } else {
+                    Some(query.variant)
+                };
+                let chosen =
+                    (args.layouts.as_ref()).is_none_or(|only| only.iter().any(|l| l == layout));
+                sql.filter(|_| chosen)
+            })
+            .collect();
+        let mut times: Vec<Vec<Duration>> = vec![vec![]; layouts.len()];
+        let mut scanned: Vec<Option<usize>> = vec![None; layouts.len()];
         let mut reference: Option<(&str, Vec<String>)> = None;
-        for (layout, ctx) in layouts.iter().zip(&contexts) {
-            let sql = if *layout == "plain" {
-                query.plain
-            } else {
-                Some(query.variant)
-            };
-            let chosen =
-                (args.layouts.as_ref()).is_none_or(|only| only.iter().any(|l| l == layout));
-            let Some(sql) = sql.filter(|_| chosen) else {
-                cells.push(None);
-                continue;
-            };
-            let mut times = vec![];
-            let mut bytes = None;
-            for _ in 0..args.runs.max(1) {
+        for _ in 0..args.runs.max(1) {
+            for (i, (layout, ctx)) in layouts.iter().zip(&contexts).enumerate() {
+                let Some(sql) = sqls[i] else { continue };
                 let (rows, time) = if args.process {
                     run_process(&layout_file(&args.dir, layout), sql)?
                 } else {
-                    let (rows, time, scanned) = run(ctx, sql).await?;
-                    bytes = Some(scanned);
+                    let (rows, time, bytes) = run(ctx, sql).await?;
+                    scanned[i] = Some(bytes);
                     (rows, time)
                 };
                 match &reference {
@@ -446,14 +455,20 @@ async fn main() -> Result<()> {
                     }
                     _ => {}
                 }
-                times.push(time);
+                times[i].push(time);
             }
-            times.sort();
-            cells.push(Some(Measured {
-                median: times[times.len() / 2],
-                bytes,
-            }));
         }
+        let cells: Vec<Option<Measured>> = times
+            .iter_mut()
+            .zip(&scanned)
+            .map(|(times, bytes)| {
+                times.sort();
+                times.get(times.len() / 2).map(|median| Measured {
+                    median: *median,
+                    bytes: *bytes,
+                })
+            })
+            .collect();
         let time = |c: &Option<Measured>| {
             c.as_ref()
                 .map_or("-".into(), |m| format!("{:.3} s", m.median.as_secs_f64()))
@@ -468,7 +483,7 @@ async fn main() -> Result<()> {
         row.extend(cells.iter().map(time));
         for (i, cell) in cells[1..].iter().enumerate() {
             row.push(ratio(cell.as_ref(), plain));
-            if let (Some(c), Some(p)) = (cell, plain) {
+            if let (Some(c), Some(p), None) = (cell, plain, query.again_of) {
                 ratios[i].push(c.median.as_secs_f64() / p.median.as_secs_f64());
             }
         }
