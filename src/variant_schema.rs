@@ -131,6 +131,60 @@ impl VariantSchema {
         })
     }
 
+    /// Appends the text of `v`'s schema (what [`VariantSchema::of`] displays) to `out`, writing
+    /// objects as it reads them: only arrays (whose element types merge) and objects whose keys
+    /// are not strictly increasing (unsorted or repeated: they sort and merge) are built as a
+    /// `VariantSchema` first, so a row of objects and scalars allocates nothing.
+    pub fn write_of(v: Variant<'_>, out: &mut std::string::String) -> Result<()> {
+        Self::write_at_depth(v, 0, out)
+    }
+
+    /// [`VariantSchema::write_of`] for a value nested `depth` levels deep.
+    #[recursive::recursive]
+    fn write_at_depth(v: Variant<'_>, depth: usize, out: &mut std::string::String) -> Result<()> {
+        use std::fmt::Write;
+        if depth > crate::codec::DEFAULT_MAX_DEPTH {
+            return Err(VariantError::DepthLimitExceeded(
+                crate::codec::DEFAULT_MAX_DEPTH,
+            ));
+        }
+        let obj = match v.get()? {
+            Value::Object(obj) => obj,
+            // a scalar's schema holds nothing on the heap; an array's elements merge
+            _ => {
+                let schema = Self::of_at_depth(v, depth)?;
+                write!(out, "{schema}").expect("writing to a String");
+                return Ok(());
+            }
+        };
+        obj.check_field_sizes()?;
+        // The keys are checked before any child is read, so that an object the tree must sort
+        // is read once by it and never also here (the work stays linear in the value). A key
+        // that cannot be read sends the object to the tree too, which reports it where it
+        // meets it (as before this path existed).
+        let mut previous: Option<&[u8]> = None;
+        let increasing = (0..obj.len()).all(|i| match obj.key_bytes(i) {
+            Ok(key) => previous.replace(key).is_none_or(|p| p < key),
+            Err(_) => false,
+        });
+        if !increasing {
+            let schema = Self::of_at_depth(v, depth)?;
+            write!(out, "{schema}").expect("writing to a String");
+            return Ok(());
+        }
+        out.push_str("OBJECT<");
+        for i in 0..obj.len() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            write_key(out, obj.key(i)?).expect("writing to a String");
+            out.push_str(": ");
+            Self::write_at_depth(obj.value(i)?, depth + 1, out)?;
+        }
+        out.push('>');
+        Ok(())
+    }
+
     /// As DECIMAL(precision, scale) for numeric merging: BIGINT counts as DECIMAL(20,0).
     fn as_decimal(&self) -> Option<(u32, u32)> {
         match self {
@@ -188,7 +242,9 @@ impl VariantSchema {
     }
 }
 
-fn write_key(f: &mut fmt::Formatter<'_>, key: &str) -> fmt::Result {
+/// Writes an object key as the schema text names it: as it is when it is an identifier,
+/// otherwise between backquotes (a backquote doubled).
+fn write_key(f: &mut impl fmt::Write, key: &str) -> fmt::Result {
     let mut chars = key.chars();
     let plain = chars
         .next()
@@ -344,7 +400,7 @@ impl SchemaParser<'_> {
 #[cfg(test)]
 mod tests {
     use super::VariantSchema::*;
-    use super::{BTreeMap, VariantSchema};
+    use super::{BTreeMap, VariantError, VariantSchema};
     use crate::codec::{JsonParser, VariantBuilder};
 
     fn schema(json: &str) -> std::string::String {
@@ -354,7 +410,94 @@ mod tests {
         let s = VariantSchema::of(v).unwrap();
         let text = s.to_string();
         assert_eq!(VariantSchema::parse(&text), Some(s), "round trip of {text}");
+        let mut written = std::string::String::new();
+        VariantSchema::write_of(v, &mut written).unwrap();
+        assert_eq!(written, text, "written straight from {json}");
         text
+    }
+
+    /// An object of one-byte ids and offsets over the metadata keys `a`, `b`, whose fields are
+    /// stored in the order given, each an INT8.
+    fn object(ids: &[u8]) -> Vec<u8> {
+        let mut out = vec![0x02, ids.len() as u8];
+        out.extend_from_slice(ids);
+        out.extend((0..=ids.len()).map(|n| 2 * n as u8));
+        for id in ids {
+            out.extend_from_slice(&[0x0C, *id]);
+        }
+        out
+    }
+
+    const METADATA_AB: &[u8] = &[0x01, 2, 0, 1, 2, b'a', b'b'];
+
+    /// Objects whose keys are out of order (DuckDB writes them) or repeated are written sorted
+    /// and merged, as the tree writes them.
+    #[test]
+    fn unsorted_and_repeated_keys_are_written_as_the_tree_writes_them() {
+        for (ids, expected) in [
+            (&[1u8, 0][..], "OBJECT<a: BIGINT, b: BIGINT>"),
+            (&[0, 1], "OBJECT<a: BIGINT, b: BIGINT>"),
+            (&[0, 0], "OBJECT<a: BIGINT>"),
+            (&[], "OBJECT<>"),
+        ] {
+            let value = object(ids);
+            let v = crate::codec::Variant::try_new(METADATA_AB, &value).unwrap();
+            let mut written = std::string::String::new();
+            VariantSchema::write_of(v, &mut written).unwrap();
+            assert_eq!(written, expected, "{ids:?}");
+            assert_eq!(
+                VariantSchema::of(v).unwrap().to_string(),
+                expected,
+                "{ids:?}"
+            );
+        }
+        // a key id outside the dictionary: the same error either way
+        let value = object(&[0, 7]);
+        let v = crate::codec::Variant::try_new(METADATA_AB, &value).unwrap();
+        let mut written = std::string::String::new();
+        let direct = VariantSchema::write_of(v, &mut written)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(direct, VariantSchema::of(v).unwrap_err().to_string());
+        // a key that is not UTF-8: the same error either way
+        let metadata = [0x01, 2, 0, 1, 2, b'a', 0xFF];
+        let value = object(&[0, 1]);
+        let v = crate::codec::Variant::try_new(&metadata, &value).unwrap();
+        let direct = VariantSchema::write_of(v, &mut written)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(direct, VariantSchema::of(v).unwrap_err().to_string());
+    }
+
+    /// Values nested past the depth limit are refused by both ways of writing the schema (the
+    /// builder refuses to make such values, so the bytes are made here: objects of one field
+    /// `a`, around an INT8).
+    #[test]
+    fn the_depth_limit_holds_when_written_straight() {
+        let mut value = vec![0x0C, 1];
+        for _ in 0..=crate::codec::DEFAULT_MAX_DEPTH {
+            let len = value.len();
+            let size = if len < 256 { 1 } else { 2 };
+            let mut object = vec![0x02 | (((size - 1) as u8) << 2), 1, 0];
+            object.extend_from_slice(&0u32.to_le_bytes()[..size]);
+            object.extend_from_slice(&(len as u32).to_le_bytes()[..size]);
+            object.extend_from_slice(&value);
+            value = object;
+        }
+        let metadata = [0x01, 1, 0, 1, b'a'];
+        let v = crate::codec::Variant::try_new(&metadata, &value).unwrap();
+        let mut written = std::string::String::new();
+        let limit = VariantError::DepthLimitExceeded(crate::codec::DEFAULT_MAX_DEPTH);
+        assert_eq!(VariantSchema::write_of(v, &mut written).unwrap_err(), limit);
+        assert_eq!(VariantSchema::of(v).unwrap_err(), limit);
+        // one level less is within the limit
+        let inner = v.get().unwrap();
+        let crate::codec::Value::Object(obj) = inner else {
+            panic!("an object")
+        };
+        written.clear();
+        VariantSchema::write_of(obj.value(0).unwrap(), &mut written).unwrap();
+        assert!(written.starts_with("OBJECT<a: OBJECT<"), "{written}");
     }
 
     /// Counted by hand: two entries (key, value and a `String` each), their key bytes, and the

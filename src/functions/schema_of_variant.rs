@@ -56,11 +56,13 @@ pub fn variant_array_schemas(function: &str, array: &ArrayRef) -> Result<ArrayRe
     let column = variant_column(array)?;
     let rows = column.rows()?;
     let mut out = StringBuilder::with_capacity(column.len(), column.len() * 8);
+    let mut text = String::new();
     for i in 0..column.len() {
         match rows.get(i)? {
             Some(v) => {
-                let schema = VariantSchema::of(v).map_err(|e| codec_error(function, e))?;
-                out.append_value(schema.to_string());
+                text.clear();
+                VariantSchema::write_of(v, &mut text).map_err(|e| codec_error(function, e))?;
+                out.append_value(&text);
             }
             None => out.append_null(),
         }
