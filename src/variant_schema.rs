@@ -136,12 +136,16 @@ impl VariantSchema {
     /// are not strictly increasing (unsorted or repeated: they sort and merge) are built as a
     /// `VariantSchema` first, so a row of objects and scalars allocates nothing.
     pub fn write_of(v: Variant<'_>, out: &mut std::string::String) -> Result<()> {
-        Self::write_at_depth(v, 0, out)
+        Self::write_of_at_depth(v, 0, out)
     }
 
     /// [`VariantSchema::write_of`] for a value nested `depth` levels deep.
     #[recursive::recursive]
-    fn write_at_depth(v: Variant<'_>, depth: usize, out: &mut std::string::String) -> Result<()> {
+    pub(crate) fn write_of_at_depth(
+        v: Variant<'_>,
+        depth: usize,
+        out: &mut std::string::String,
+    ) -> Result<()> {
         use std::fmt::Write;
         if depth > crate::codec::DEFAULT_MAX_DEPTH {
             return Err(VariantError::DepthLimitExceeded(
@@ -179,7 +183,7 @@ impl VariantSchema {
             }
             write_key(out, obj.key(i)?).expect("writing to a String");
             out.push_str(": ");
-            Self::write_at_depth(obj.value(i)?, depth + 1, out)?;
+            Self::write_of_at_depth(obj.value(i)?, depth + 1, out)?;
         }
         out.push('>');
         Ok(())
@@ -244,7 +248,7 @@ impl VariantSchema {
 
 /// Writes an object key as the schema text names it: as it is when it is an identifier,
 /// otherwise between backquotes (a backquote doubled).
-fn write_key(f: &mut impl fmt::Write, key: &str) -> fmt::Result {
+pub(crate) fn write_key(f: &mut impl fmt::Write, key: &str) -> fmt::Result {
     let mut chars = key.chars();
     let plain = chars
         .next()

@@ -2,8 +2,11 @@
 //! columns and residual `value`s without reassembling the variant first. It is the schema
 //! `schema_of_variant` gives for the reassembled value: typed primitives are typed by their
 //! variant encoding, residual values by [`VariantSchema::of`], and a shredded field wins over a
-//! residual field of its name, as in the reassembly.
+//! residual field of its name, as in the reassembly. The text is written as the row is read
+//! ([`write_group_schema`]) where nothing merges: objects without a residual, and residual values
+//! (written straight too, [`VariantSchema::write_of`]); the rest is built as a tree first.
 use std::collections::BTreeMap;
+use std::fmt::Write;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder, StructArray};
@@ -12,7 +15,7 @@ use datafusion::common::{DataFusionError, Result, exec_err};
 use super::codec_err;
 use super::reassemble::{GroupPlan, ShreddedRows, Typed, is_shredded, residual_object};
 use crate::codec::{EMPTY_METADATA, Metadata, Variant};
-use crate::variant_schema::VariantSchema;
+use crate::variant_schema::{VariantSchema, write_key};
 
 /// The schema text of every row of the shredded variant column `array` (SQL NULL stays NULL),
 /// as `schema_of_variant` gives it for the reassembled rows; `function` names the caller in
@@ -22,6 +25,7 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
     let plan = &column.plan;
     let mut out = StringBuilder::with_capacity(array.len(), array.len() * 16);
     let mut scalar = Vec::new();
+    let mut text = String::new();
     for i in 0..array.len() {
         let Some(m) = column.metadata(i) else {
             out.append_null();
@@ -29,11 +33,64 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
         };
         let meta = Metadata::try_new(m)
             .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))?;
+        text.clear();
         // a missing top-level value reads as a variant null
-        let schema = group_schema(meta, plan, i, 0, &mut scalar)?.unwrap_or(VariantSchema::Void);
-        out.append_value(schema.to_string());
+        if !write_group_schema(meta, plan, i, 0, &mut scalar, &mut text)? {
+            text.push_str("VOID");
+        }
+        out.append_value(&text);
     }
     Ok(Arc::new(out.finish()))
+}
+
+/// Appends the text of [`group_schema`]'s schema to `out`; false (nothing written) when the
+/// value is missing. An object without a residual (its shredded fields sorted by name, none
+/// repeated) and a residual value are written as they are read; an object with a residual
+/// (whose fields merge with the shredded ones), an array (whose elements merge) and a typed
+/// primitive go through the tree.
+#[recursive::recursive]
+fn write_group_schema(
+    meta: Metadata<'_>,
+    g: &GroupPlan<'_>,
+    i: usize,
+    depth: usize,
+    scalar: &mut Vec<u8>,
+    out: &mut String,
+) -> Result<bool> {
+    let value = g.value.as_ref().and_then(|v| v.get(i));
+    let typed = g.typed.as_ref().filter(|(t, _)| t.is_valid(i));
+    match (typed, value) {
+        (None, None) => return Ok(false),
+        (None, Some(bytes)) => {
+            VariantSchema::write_of_at_depth(Variant::with_metadata(meta, bytes), depth, out)
+                .map_err(codec_err)?;
+        }
+        (Some((_, Typed::Object(fields))), None)
+            if fields.windows(2).all(|w| w[0].name < w[1].name) =>
+        {
+            out.push_str("OBJECT<");
+            let mut first = true;
+            for f in fields.iter().filter(|f| f.is_present(i)) {
+                let mark = out.len();
+                if !first {
+                    out.push_str(", ");
+                }
+                write_key(out, f.name).expect("writing to a String");
+                out.push_str(": ");
+                if write_group_schema(meta, &f.group, i, depth + 1, scalar, out)? {
+                    first = false;
+                } else {
+                    out.truncate(mark);
+                }
+            }
+            out.push('>');
+        }
+        _ => match group_schema(meta, g, i, depth, scalar)? {
+            Some(schema) => write!(out, "{schema}").expect("writing to a String"),
+            None => return Ok(false),
+        },
+    }
+    Ok(true)
 }
 
 /// The schema of group `g` at row `i`, at nesting `depth`; None when the value is missing.
