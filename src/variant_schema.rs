@@ -152,14 +152,16 @@ impl VariantSchema {
                 crate::codec::DEFAULT_MAX_DEPTH,
             ));
         }
+        // the value's schema built first, then written
+        let through_the_tree = |out: &mut std::string::String| {
+            let schema = Self::of_at_depth(v, depth)?;
+            write!(out, "{schema}").expect("writing to a String");
+            Ok(())
+        };
         let obj = match v.get()? {
             Value::Object(obj) => obj,
             // a scalar's schema holds nothing on the heap; an array's elements merge
-            _ => {
-                let schema = Self::of_at_depth(v, depth)?;
-                write!(out, "{schema}").expect("writing to a String");
-                return Ok(());
-            }
+            _ => return through_the_tree(out),
         };
         obj.check_field_sizes()?;
         // The keys are checked before any child is read, so that an object the tree must sort
@@ -172,9 +174,7 @@ impl VariantSchema {
             Err(_) => false,
         });
         if !increasing {
-            let schema = Self::of_at_depth(v, depth)?;
-            write!(out, "{schema}").expect("writing to a String");
-            return Ok(());
+            return through_the_tree(out);
         }
         out.push_str("OBJECT<");
         for i in 0..obj.len() {

@@ -24,9 +24,10 @@
 //! It prints the write side first (each layout's `COPY` time from the JSON text, and its size),
 //! then for each query the median time of `R` runs on each layout (interleaved: a run on each
 //! layout, then the next round), the ratios to plain, and the bytes the scans read
-//! (`bytes_scanned` from the plans' metrics); it checks that every layout gives the same rows. A query is timed inside this process (planning and execution), or with
-//! `--process` as a user runs it: the whole `variant-sql` process, from start to exit, with the
-//! table registered by `CREATE EXTERNAL TABLE` (the binary beside this one, in the same profile).
+//! (`bytes_scanned` from the plans' metrics); it checks that every layout gives the same rows.
+//! A query is timed inside this process (planning and execution), or with `--process` as a user
+//! runs it: the whole `variant-sql` process, from start to exit, with the table registered by
+//! `CREATE EXTERNAL TABLE` (the binary beside this one, in the same profile).
 //!
 //! DuckDB (optional, never in CI): with `JSONBENCH_DUCKDB_PYTHON` naming a Python that has the
 //! `duckdb` package, `duckdb_side.py` writes the `duckdb` layout and times DuckDB's JSON functions

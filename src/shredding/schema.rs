@@ -26,6 +26,8 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
     let mut out = StringBuilder::with_capacity(array.len(), array.len() * 16);
     let mut scalar = Vec::new();
     let mut text = String::new();
+    // (a struct may repeat a field name; such a plan's objects merge their fields in the tree)
+    let distinct_names = names_distinct(plan);
     for i in 0..array.len() {
         let Some(m) = column.metadata(i) else {
             out.append_null();
@@ -35,7 +37,18 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
             .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))?;
         text.clear();
         // a missing top-level value reads as a variant null
-        if !write_group_schema(meta, plan, i, 0, &mut scalar, &mut text)? {
+        let written = if distinct_names {
+            write_group_schema(meta, plan, i, 0, &mut scalar, &mut text)?
+        } else {
+            match group_schema(meta, plan, i, 0, &mut scalar)? {
+                Some(schema) => {
+                    write!(text, "{schema}").expect("writing to a String");
+                    true
+                }
+                None => false,
+            }
+        };
+        if !written {
             text.push_str("VOID");
         }
         out.append_value(&text);
@@ -43,11 +56,24 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
     Ok(Arc::new(out.finish()))
 }
 
-/// Appends the text of [`group_schema`]'s schema to `out`; false (nothing written) when the
-/// value is missing. An object without a residual (its shredded fields sorted by name, none
-/// repeated) and a residual value are written as they are read; an object with a residual
-/// (whose fields merge with the shredded ones), an array (whose elements merge) and a typed
-/// primitive go through the tree.
+/// True when no object of `plan` repeats a field name (its fields are sorted by name).
+#[recursive::recursive]
+fn names_distinct(plan: &GroupPlan<'_>) -> bool {
+    match plan.typed.as_ref().map(|(_, typed)| typed) {
+        Some(Typed::Object(fields)) => {
+            fields.windows(2).all(|w| w[0].name != w[1].name)
+                && fields.iter().all(|f| names_distinct(&f.group))
+        }
+        Some(Typed::Array(_, element)) => names_distinct(element),
+        Some(Typed::Primitive(_)) | None => true,
+    }
+}
+
+/// Appends the text of [`group_schema`]'s schema to `out`, for a plan whose objects repeat no
+/// field name ([`names_distinct`]); false (nothing written) when the value is missing. An object
+/// without a residual and a residual value are written as they are read; an object with a
+/// residual (whose fields merge with the shredded ones), an array (whose elements merge) and a
+/// typed primitive go through the tree.
 #[recursive::recursive]
 fn write_group_schema(
     meta: Metadata<'_>,
@@ -65,9 +91,7 @@ fn write_group_schema(
             VariantSchema::write_of_at_depth(Variant::with_metadata(meta, bytes), depth, out)
                 .map_err(codec_err)?;
         }
-        (Some((_, Typed::Object(fields))), None)
-            if fields.windows(2).all(|w| w[0].name < w[1].name) =>
-        {
+        (Some((_, Typed::Object(fields))), None) => {
             out.push_str("OBJECT<");
             let mut first = true;
             for f in fields.iter().filter(|f| f.is_present(i)) {
