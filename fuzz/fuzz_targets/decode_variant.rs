@@ -5,12 +5,15 @@
 //! JSON that our own parser reads back. The byte-level readers of the hot loops agree with the
 //! checked views: `JsonRowWriter` renders exactly what `write_json` renders (or fails where it
 //! fails), and `lookup_raw` finds what `navigate` finds wherever both read the bytes.
+//! `schema_of_variant`'s text written while reading (`VariantSchema::write_of`) is the text of
+//! the schema built as a tree (`VariantSchema::of`), and both fail on the same bytes.
 #![no_main]
 
 use datafusion_parquet_variant::codec::{
     JsonParser, JsonRowWriter, SessionTimeZone, Variant, VariantBuilder, VariantPath, validate,
     write_json,
 };
+use datafusion_parquet_variant::variant_schema::VariantSchema;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -54,6 +57,20 @@ fuzz_target!(|data: &[u8]| {
         }
         if valid {
             assert!(raw.is_ok(), "lookup_raw cannot read valid bytes at {path}");
+        }
+    }
+
+    if let Ok(v) = Variant::try_new(metadata, value) {
+        let tree = VariantSchema::of(v).map(|schema| schema.to_string());
+        let mut text = String::new();
+        let direct = VariantSchema::write_of(v, &mut text).map(|()| text);
+        match (&tree, &direct) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "write_of and of disagree"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("write_of and of disagree: {tree:?} against {direct:?}"),
+        }
+        if valid {
+            assert!(tree.is_ok(), "schema_of_variant failed on validated bytes");
         }
     }
 
