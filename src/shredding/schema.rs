@@ -40,13 +40,7 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
         let written = if distinct_names {
             write_group_schema(meta, plan, i, 0, &mut scalar, &mut text)?
         } else {
-            match group_schema(meta, plan, i, 0, &mut scalar)? {
-                Some(schema) => {
-                    write!(text, "{schema}").expect("writing to a String");
-                    true
-                }
-                None => false,
-            }
+            write_tree_schema(meta, plan, i, 0, &mut scalar, &mut text)?
         };
         if !written {
             text.push_str("VOID");
@@ -109,11 +103,25 @@ fn write_group_schema(
             }
             out.push('>');
         }
-        _ => match group_schema(meta, g, i, depth, scalar)? {
-            Some(schema) => write!(out, "{schema}").expect("writing to a String"),
-            None => return Ok(false),
-        },
+        _ => return write_tree_schema(meta, g, i, depth, scalar, out),
     }
+    Ok(true)
+}
+
+/// Appends the text of [`group_schema`]'s schema, built as a tree first, to `out`; false
+/// (nothing written) when the value is missing.
+fn write_tree_schema(
+    meta: Metadata<'_>,
+    g: &GroupPlan<'_>,
+    i: usize,
+    depth: usize,
+    scalar: &mut Vec<u8>,
+    out: &mut String,
+) -> Result<bool> {
+    let Some(schema) = group_schema(meta, g, i, depth, scalar)? else {
+        return Ok(false);
+    };
+    write!(out, "{schema}").expect("writing to a String");
     Ok(true)
 }
 
