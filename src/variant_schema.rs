@@ -90,7 +90,13 @@ impl VariantSchema {
                 crate::codec::DEFAULT_MAX_DEPTH,
             ));
         }
-        Ok(match v.get()? {
+        Self::of_value(v.get()?, depth)
+    }
+
+    /// The schema of a decoded value nested `depth` levels deep (checked against the limit by
+    /// the caller), so that a value decoded once is not decoded again for its schema.
+    fn of_value(value: Value<'_>, depth: usize) -> Result<Self> {
+        Ok(match value {
             Value::Null => VariantSchema::Void,
             Value::Boolean(_) => VariantSchema::Boolean,
             Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::Int64(_) => {
@@ -152,16 +158,16 @@ impl VariantSchema {
                 crate::codec::DEFAULT_MAX_DEPTH,
             ));
         }
+        let value = v.get()?;
         // the value's schema built first, then written
         let through_the_tree = |out: &mut std::string::String| {
-            let schema = Self::of_at_depth(v, depth)?;
+            let schema = Self::of_value(value, depth)?;
             write!(out, "{schema}").expect("writing to a String");
             Ok(())
         };
-        let obj = match v.get()? {
-            Value::Object(obj) => obj,
+        let Value::Object(obj) = value else {
             // a scalar's schema holds nothing on the heap; an array's elements merge
-            _ => return through_the_tree(out),
+            return through_the_tree(out);
         };
         obj.check_field_sizes()?;
         // The keys are checked before any child is read, so that an object the tree must sort
