@@ -45,6 +45,8 @@
 //! - [`sql`]: planning: `v:path`, casts, the `VARIANT` type, `variant_explode` in FROM.
 //! - [`parquet`]: the Parquet format, tables and sink for variant columns, and
 //!   [`parquet::variant_scan`] for Parquet scans built elsewhere.
+//! - [`json_files`]: JSON files read into variants (`read_json_variant`, `STORED AS
+//!   JSON_VARIANT`).
 //! - [`plan_codec`]: `datafusion-proto` codecs for plans holding any of the above.
 //! - [`sample`]: the deterministic sample dataset `events`.
 //! - `slt` (feature `slt`): the sqllogictest engine and runner.
@@ -63,6 +65,7 @@ pub mod display;
 pub mod distributed;
 pub mod from_arrow;
 pub mod functions;
+pub mod json_files;
 pub mod parquet;
 pub mod plan_codec;
 mod register;

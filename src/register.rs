@@ -2,11 +2,12 @@
 use std::sync::Arc;
 
 use datafusion::catalog::Session;
+use datafusion::catalog::TableFunction;
 use datafusion::common::config::TableOptions;
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::Result;
 use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
-use datafusion::logical_expr::planner::ExprPlanner;
+use datafusion::logical_expr::planner::{ExprPlanner, RelationPlanner};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
 use datafusion::optimizer::Analyzer;
 use datafusion::prelude::SessionConfig;
@@ -15,6 +16,10 @@ use datafusion::prelude::SessionContext;
 use crate::display::variant_extension_registration;
 use crate::functions::common::KernelMemory;
 use crate::functions::{aggregate_functions, scalar_functions};
+use crate::json_files::{
+    JSON_VARIANT, READ_JSON_VARIANT, ReadJsonVariant, ReadJsonVariantPlanner,
+    VariantJsonTableFactory,
+};
 use crate::parquet::{
     VariantConfig, VariantParquetFormatFactory, VariantTableFactory, VariantTableOptions,
     WholeValueFiltersIntoScan,
@@ -29,7 +34,8 @@ use crate::sql::{
 /// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`, `CAST(x AS VARIANT)`), `variant_explode` in FROM
 /// (also `LATERAL`), JSON display of variants, the `parquet` file format reading variant
 /// columns as variants, and `CREATE EXTERNAL TABLE .. STORED AS PARQUET` making tables that
-/// logical plans can carry (around the session's own factory; [`crate::parquet`]).
+/// logical plans can carry (around the session's own factory; [`crate::parquet`]), and JSON
+/// files as variants (`read_json_variant(..)`, `STORED AS JSON_VARIANT`; [`crate::json_files`]).
 ///
 /// The `VARIANT` type name needs a type planner, and computing whole-value reads of a filter in
 /// the scan ([`crate::parquet::WholeValueFiltersIntoScan`]) a physical optimizer rule; DataFusion
@@ -48,6 +54,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
         ctx.register_udaf(udaf.as_ref().clone());
     }
     ctx.register_table_options_extension(VariantTableOptions::default());
+    ctx.register_udtf(READ_JSON_VARIANT, Arc::new(ReadJsonVariant));
     ctx.add_optimizer_rule(Arc::new(WholeValueReadsIntoScan));
     let state = ctx.state_ref();
     let mut state = state.write();
@@ -60,6 +67,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
     state.register_function_rewrite(Arc::new(VariantCoercion))?;
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
+    state.register_relation_planner(Arc::new(ReadJsonVariantPlanner))?;
     state.add_analyzer_rule(Arc::new(LateralExplodeRule));
     state.add_analyzer_rule(Arc::new(VariantOrderingCheck));
     state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
@@ -72,6 +80,9 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
         "PARQUET".to_string(),
         Arc::new(VariantTableFactory::wrapping(parquet_tables)),
     );
+    state
+        .table_factories_mut()
+        .insert(JSON_VARIANT.to_string(), Arc::new(VariantJsonTableFactory));
     state
         .extension_type_registry()
         .add_extension_type_registration(variant_extension_registration())?;
@@ -119,7 +130,23 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     builder
         .relation_planners()
         .get_or_insert_with(Vec::new)
-        .insert(0, Arc::new(VariantExplodePlanner));
+        .splice(
+            0..0,
+            [
+                Arc::new(VariantExplodePlanner) as Arc<dyn RelationPlanner>,
+                Arc::new(ReadJsonVariantPlanner),
+            ],
+        );
+    builder
+        .table_functions()
+        .get_or_insert_with(Default::default)
+        .insert(
+            READ_JSON_VARIANT.to_string(),
+            Arc::new(TableFunction::new(
+                READ_JSON_VARIANT.to_string(),
+                Arc::new(ReadJsonVariant),
+            )),
+        );
     builder
         .table_options()
         .get_or_insert_with(TableOptions::default)
@@ -156,6 +183,7 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         "PARQUET".to_string(),
         Arc::new(VariantTableFactory::wrapping(parquet_tables)),
     );
+    table_factories.insert(JSON_VARIANT.to_string(), Arc::new(VariantJsonTableFactory));
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
     builder

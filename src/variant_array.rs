@@ -529,6 +529,11 @@ impl VariantArrayBuilder {
         self.append(builder.metadata(), builder.value());
     }
 
+    /// The bytes of metadata and of values appended so far.
+    pub fn byte_lengths(&self) -> (usize, usize) {
+        (self.metadata.len(), self.value.len())
+    }
+
     /// Number of rows appended.
     pub fn len(&self) -> usize {
         self.validity.len()

@@ -6,7 +6,7 @@ use datafusion_proto::protobuf;
 /// Every plan node our physical codec writes.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct VariantPlanNode {
-    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3")]
+    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4")]
     pub kind: Option<variant_plan_node::Kind>,
 }
 
@@ -21,6 +21,8 @@ pub(crate) mod variant_plan_node {
         Staged(super::StagedSinkNode),
         #[prost(message, tag = "3")]
         Sink(super::VariantSinkNode),
+        #[prost(message, tag = "4")]
+        JsonScan(super::JsonScanNode),
     }
 }
 
@@ -175,4 +177,34 @@ pub(crate) struct TablePath {
     /// The name the table had when it was made (DataFusion's file listing cache is keyed by it).
     #[prost(message, optional, tag = "3")]
     pub table_ref: Option<protobuf::TableReference>,
+}
+
+/// A scan of JSON files through [`VariantJsonSource`](crate::json_files::VariantJsonSource).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct JsonScanNode {
+    /// The same scan with DataFusion's `JsonSource` (DataFusion's own encoding: the files, the
+    /// schema, the projection).
+    #[prost(message, optional, tag = "1")]
+    pub scan: Option<protobuf::PhysicalPlanNode>,
+    /// How the files are read.
+    #[prost(message, optional, tag = "2")]
+    pub options: Option<JsonOptionsNode>,
+}
+
+/// [`JsonReadOptions`](crate::json_files::JsonReadOptions), as the name/value pairs it reads.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct JsonOptionsNode {
+    #[prost(string, repeated, tag = "1")]
+    pub names: Vec<String>,
+    #[prost(string, repeated, tag = "2")]
+    pub values: Vec<String>,
+}
+
+/// A [`VariantJsonTable`](crate::json_files::VariantJsonTable): its locations and options.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct JsonTableNode {
+    #[prost(message, repeated, tag = "1")]
+    pub paths: Vec<TablePath>,
+    #[prost(message, optional, tag = "2")]
+    pub options: Option<JsonOptionsNode>,
 }

@@ -36,7 +36,7 @@ use datafusion::common::{DataFusionError, Result, TableReference, internal_err, 
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::datasource::memory::DataSourceExec;
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, JsonSource};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
@@ -48,6 +48,7 @@ use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprE
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
+use datafusion_datasource::file::FileSource;
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
@@ -56,6 +57,7 @@ use datafusion_proto::protobuf;
 use prost::Message;
 use prost::bytes::Bytes;
 
+use crate::json_files::{VariantJsonSource, VariantJsonTable};
 use crate::parquet::format::with_variant_source;
 use crate::parquet::shred_on_write::is_unshredded_variant;
 use crate::parquet::staged::{StagedSink, StagedWrite, StagingText};
@@ -74,8 +76,9 @@ pub use restore::restore_variant_fields;
 pub use udfs::register_plan_functions;
 
 use messages::{
-    AutoShreddingNode, ShreddedColumn, StagedSinkNode, VariantFormatNode, VariantPlanNode,
-    VariantScanNode, VariantSinkNode, VariantTableNode, variant_plan_node::Kind,
+    AutoShreddingNode, JsonScanNode, JsonTableNode, ShreddedColumn, StagedSinkNode,
+    VariantFormatNode, VariantPlanNode, VariantScanNode, VariantSinkNode, VariantTableNode,
+    variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -288,6 +291,60 @@ fn staging_from_proto(staging: &messages::Staging) -> StagingText {
     }
 }
 
+/// A JSON scan: DataFusion encodes the scan with its own `JsonSource` in place of ours (files,
+/// schema, projection), our options travel beside.
+fn encode_json_scan(
+    config: &FileScanConfig,
+    source: &VariantJsonSource,
+    codec: &dyn PhysicalExtensionCodec,
+    converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<JsonScanNode> {
+    let mut plain = config.clone();
+    let mut json: Arc<dyn FileSource> = Arc::new(JsonSource::new(source.table_schema().clone()));
+    if let Some(projection) = source.projection()
+        && let Some(projected) = json.try_pushdown_projection(projection)?
+    {
+        json = projected;
+    }
+    plain.file_source = json;
+    let plain: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(plain);
+    Ok(JsonScanNode {
+        scan: Some(converter.execution_plan_to_proto(&plain, codec)?),
+        options: Some(table::encode_json_options(source.options())),
+    })
+}
+
+/// The scan [`encode_json_scan`] wrote, reading with the receiving session's memory pool.
+fn decode_json_scan(
+    node: &JsonScanNode,
+    ctx: &TaskContext,
+    codec: &dyn PhysicalExtensionCodec,
+    converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let options = table::decode_json_options(required(&node.options, "a JSON scan's options")?)?;
+    let decode_ctx = PhysicalPlanDecodeContext::new(ctx, codec);
+    let plan =
+        converter.proto_to_execution_plan(required(&node.scan, "a JSON scan")?, &decode_ctx)?;
+    let Some(config) = plan
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
+    else {
+        return Err(corrupt("a JSON scan", "not a file scan"));
+    };
+    let mut config = config.clone();
+    let mut source: Arc<dyn FileSource> = Arc::new(
+        VariantJsonSource::new(Arc::new(options), config.file_source.table_schema().clone())
+            .with_pool(Arc::clone(&ctx.runtime_env().memory_pool)),
+    );
+    if let Some(projection) = config.file_source.projection()
+        && let Some(projected) = source.try_pushdown_projection(projection)?
+    {
+        source = projected;
+    }
+    config.file_source = source;
+    Ok(DataSourceExec::from_data_source(config))
+}
+
 /// How decoded nodes get their children: with their properties computed again.
 const RECOMPUTE: ReplaceChildrenOptions =
     ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
@@ -303,6 +360,8 @@ pub struct VariantPhysicalCodec {
 /// whether the rest is ours or the wrapped codec's.
 const OF_INNER_CODEC: u8 = 0;
 const OURS: u8 = 1;
+/// The first byte of a table provider of ours that is a JSON table ([`VariantJsonTable`]).
+const OURS_JSON: u8 = 2;
 
 impl VariantPhysicalCodec {
     /// Ours, passing what is not ours to `inner` (an application's codec).
@@ -537,6 +596,7 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Kind::Scan(scan) => self.decode_scan(scan, ctx, converter),
             Kind::Staged(staged) => self.decode_staged_sink(staged, input()?, ctx, converter),
             Kind::Sink(sink) => self.decode_sink(sink, input()?, ctx, converter),
+            Kind::JsonScan(scan) => decode_json_scan(scan, ctx, self, converter),
         }
     }
 
@@ -551,6 +611,11 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             && let Some(source) = config.file_source.downcast_ref::<VariantParquetSource>()
         {
             Kind::Scan(self.encode_scan(config, source, converter)?)
+        } else if let Some(exec) = node.downcast_ref::<DataSourceExec>()
+            && let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>()
+            && let Some(source) = config.file_source.downcast_ref::<VariantJsonSource>()
+        {
+            Kind::JsonScan(encode_json_scan(config, source, self, converter)?)
         } else if let Some(exec) = node.downcast_ref::<DataSinkExec>()
             && let Some(staged) = exec.sink().downcast_ref::<StagedSink>()
         {
@@ -692,6 +757,10 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
                 let node = VariantTableNode::decode(rest).map_err(|e| corrupt("a table", e))?;
                 table::decode_table(&node, schema, ctx, self)
             }
+            Some((&OURS_JSON, rest)) => {
+                let node = JsonTableNode::decode(rest).map_err(|e| corrupt("a table", e))?;
+                table::decode_json_table(&node)
+            }
             Some((&OF_INNER_CODEC, rest)) => self
                 .inner
                 .try_decode_table_provider(rest, table_ref, schema, ctx),
@@ -705,6 +774,12 @@ impl LogicalExtensionCodec for VariantLogicalCodec {
         node: Arc<dyn TableProvider>,
         buf: &mut Vec<u8>,
     ) -> Result<()> {
+        if let Some(table) = node.downcast_ref::<VariantJsonTable>() {
+            buf.push(OURS_JSON);
+            return table::encode_json_table(table)
+                .encode(buf)
+                .map_err(|e| corrupt("a table", e));
+        }
         let Some(table) = node.downcast_ref::<VariantParquetTable>() else {
             return tagged(buf, OF_INNER_CODEC, |buf| {
                 self.inner.try_encode_table_provider(table_ref, node, buf)

@@ -14,11 +14,12 @@ use datafusion_proto::logical_plan::from_proto::parse_sorts;
 use datafusion_proto::logical_plan::to_proto::serialize_sorts;
 use datafusion_proto::protobuf;
 
-use super::messages::{TablePath, VariantTableNode};
+use super::messages::{JsonOptionsNode, JsonTableNode, TablePath, VariantTableNode};
 use super::{
     arrow_type_from_proto, arrow_type_to_proto, corrupt, format_node, no_application_adapter,
     parquet_options_to_proto, required, shredding_from_node,
 };
+use crate::json_files::{JsonReadOptions, VariantJsonTable};
 use crate::parquet::{VariantParquetFormat, VariantParquetTable};
 
 /// `table` as a message; `codec` encodes the expressions of its declared orders.
@@ -33,18 +34,7 @@ pub(super) fn encode_table(
     if options.output_partitioning.is_some() {
         return not_impl_err!("a Parquet table with a declared partitioning cannot be encoded");
     }
-    let paths = listing
-        .table_paths()
-        .iter()
-        .map(|path| TablePath {
-            url: path.get_url().to_string(),
-            glob: path
-                .get_glob()
-                .as_ref()
-                .map(|glob| glob.as_str().to_string()),
-            table_ref: path.get_table_ref().clone().map(Into::into),
-        })
-        .collect();
+    let paths = encode_paths(listing.table_paths());
     let partition_columns = options
         .table_partition_cols
         .iter()
@@ -91,28 +81,7 @@ pub(super) fn decode_table(
     let format = VariantParquetFormat::new()
         .with_options(parquet_options)
         .with_shredding(shredding_from_node(format_node)?);
-    if node.paths.is_empty() {
-        return Err(corrupt("a table", "no location"));
-    }
-    let paths = node
-        .paths
-        .iter()
-        .map(|path| {
-            let url = url::Url::parse(&path.url).map_err(|e| corrupt("a table location", e))?;
-            let location = ListingTableUrl::try_new(url, None)?;
-            let location = match &path.glob {
-                Some(glob) => location.with_glob(glob)?,
-                None => location,
-            };
-            Ok(match &path.table_ref {
-                Some(name) => location.with_table_ref(
-                    TableReference::try_from(name.clone())
-                        .map_err(|e| corrupt("a table name", e))?,
-                ),
-                None => location,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let paths = decode_paths(&node.paths)?;
     let partition_columns = node
         .partition_columns
         .iter()
@@ -149,4 +118,83 @@ pub(super) fn decode_table(
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache())
         .with_definition(node.definition.clone());
     Ok(Arc::new(VariantParquetTable::new(table)?))
+}
+
+/// A table's locations as messages (URL, glob and name, which DataFusion's own encoding drops).
+fn encode_paths(paths: &[ListingTableUrl]) -> Vec<TablePath> {
+    paths
+        .iter()
+        .map(|path| TablePath {
+            url: path.get_url().to_string(),
+            glob: path
+                .get_glob()
+                .as_ref()
+                .map(|glob| glob.as_str().to_string()),
+            table_ref: path.get_table_ref().clone().map(Into::into),
+        })
+        .collect()
+}
+
+/// The locations [`encode_paths`] wrote (at least one).
+fn decode_paths(paths: &[TablePath]) -> Result<Vec<ListingTableUrl>> {
+    if paths.is_empty() {
+        return Err(corrupt("a table", "no location"));
+    }
+    paths
+        .iter()
+        .map(|path| {
+            let url = url::Url::parse(&path.url).map_err(|e| corrupt("a table location", e))?;
+            let location = ListingTableUrl::try_new(url, None)?;
+            let location = match &path.glob {
+                Some(glob) => location.with_glob(glob)?,
+                None => location,
+            };
+            Ok(match &path.table_ref {
+                Some(name) => location.with_table_ref(
+                    TableReference::try_from(name.clone())
+                        .map_err(|e| corrupt("a table name", e))?,
+                ),
+                None => location,
+            })
+        })
+        .collect()
+}
+
+/// JSON read options as a message.
+pub(super) fn encode_json_options(options: &JsonReadOptions) -> JsonOptionsNode {
+    let (names, values) = options.to_pairs().into_iter().unzip();
+    JsonOptionsNode { names, values }
+}
+
+/// The options [`encode_json_options`] wrote.
+pub(super) fn decode_json_options(node: &JsonOptionsNode) -> Result<JsonReadOptions> {
+    if node.names.len() != node.values.len() {
+        return Err(corrupt(
+            "JSON read options",
+            "names and values differ in number",
+        ));
+    }
+    JsonReadOptions::from_pairs(
+        node.names
+            .iter()
+            .map(String::as_str)
+            .zip(node.values.iter().map(String::as_str)),
+    )
+}
+
+/// A JSON table as a message.
+pub(super) fn encode_json_table(table: &VariantJsonTable) -> JsonTableNode {
+    JsonTableNode {
+        paths: encode_paths(table.urls()),
+        options: Some(encode_json_options(table.options())),
+    }
+}
+
+/// The JSON table `node` describes.
+pub(super) fn decode_json_table(node: &JsonTableNode) -> Result<Arc<dyn TableProvider>> {
+    let options = decode_json_options(required(&node.options, "a JSON table's options")?)?;
+    Ok(Arc::new(VariantJsonTable::with_urls(
+        decode_paths(&node.paths)?,
+        options,
+    )?))
 }
