@@ -21,8 +21,8 @@ use crate::json_files::{
     VariantJsonTableFactory,
 };
 use crate::parquet::{
-    VariantConfig, VariantParquetFormatFactory, VariantTableFactory, VariantTableOptions,
-    WholeValueFiltersIntoScan,
+    SampleUnderSort, VariantConfig, VariantParquetFormatFactory, VariantTableFactory,
+    VariantTableOptions, WholeValueFiltersIntoScan,
 };
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, UnionToVariant, VariantCastRewrite, VariantCoercion,
@@ -189,6 +189,7 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     builder
         .with_optimizer_rule(Arc::new(WholeValueReadsIntoScan))
         .with_physical_optimizer_rule(Arc::new(WholeValueFiltersIntoScan))
+        .with_physical_optimizer_rule(Arc::new(SampleUnderSort))
         .with_extension_type_registry(Arc::new(registry))
         .with_type_planner(Arc::new(VariantTypePlanner))
 }

@@ -1089,8 +1089,10 @@ async fn copy_t(ctx: &SessionContext, path: &std::path::Path, options: &str) {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(proptest_cases(24)))]
 
+    /// An unsorted write infers from its first rows; a sorted one from a sample of its whole
+    /// input (`parquet::whole_input_sample`), which is every row when the sample may hold them.
     #[test]
-    fn automatic_shredding_is_what_the_aggregate_says_of_the_first_rows(
+    fn automatic_shredding_is_what_the_aggregate_says_of_the_sampled_rows(
         values in proptest::collection::vec(proptest::option::weighted(0.9, mostly_one_shape()), 1..40),
         batch_rows in 1usize..16,
         sample in 1usize..48,
@@ -1100,22 +1102,39 @@ proptest! {
             let dir = scratch("auto-property");
             let ctx = session_with(&values, batch_rows);
             ctx.sql(&format!("SET variant.shred_sample_rows = {sample}")).await.unwrap();
-            let auto = dir.join("auto.parquet");
-            copy_t(&ctx, &auto, "").await;
+            // one partition: the unsorted write receives the rows in the table's order
+            ctx.sql("SET datafusion.execution.target_partitions = 1").await.unwrap();
+            let first_rows = dir.join("first_rows.parquet");
+            let sql = format!(
+                "COPY (SELECT id, v FROM t) TO '{}' STORED AS PARQUET",
+                first_rows.display()
+            );
+            ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+            let sorted = dir.join("sorted.parquet");
+            copy_t(&ctx, &sorted, "").await;
             // the type the aggregate gives for the sampled rows, written explicitly
-            let chosen = one_string(
-                &ctx,
-                &format!("SELECT variant_shredding_schema_agg(v) FROM \
-                          (SELECT v FROM t ORDER BY id LIMIT {sample})"),
-            )
-            .await;
-            // (VARIANT: nothing shredded, the unshredded layout)
-            let option = if chosen == "VARIANT" { "none" } else { chosen.as_str() };
-            let explicit = dir.join("explicit.parquet");
-            copy_t(&ctx, &explicit, &format!("OPTIONS ('variant.shred.v' '{option}')")).await;
-            prop_assert_eq!(parquet_schema_text(&auto), parquet_schema_text(&explicit), "{}", chosen);
+            let explicit = async |rows: &str, name: &str| {
+                let chosen = one_string(
+                    &ctx,
+                    &format!("SELECT variant_shredding_schema_agg(v) FROM \
+                              (SELECT v FROM t ORDER BY id {rows})"),
+                )
+                .await;
+                // (VARIANT: nothing shredded, the unshredded layout)
+                let option = if chosen == "VARIANT" { "none".to_string() } else { chosen };
+                let path = dir.join(name);
+                copy_t(&ctx, &path, &format!("OPTIONS ('variant.shred.v' '{option}')")).await;
+                (parquet_schema_text(&path), option)
+            };
+            let (expected, chosen) = explicit(&format!("LIMIT {sample}"), "explicit.parquet").await;
+            prop_assert_eq!(parquet_schema_text(&first_rows), expected, "{}", chosen);
+            if sample >= values.len() {
+                let (expected, chosen) = explicit("", "explicit_all.parquet").await;
+                prop_assert_eq!(parquet_schema_text(&sorted), expected, "{}", chosen);
+            }
             // and every value reads back as it was
-            prop_assert_eq!(classes(&read_back(&auto).await), classes(&values));
+            prop_assert_eq!(classes(&read_back(&first_rows).await), classes(&values));
+            prop_assert_eq!(classes(&read_back(&sorted).await), classes(&values));
             Ok(())
         })?;
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::{Session, TableProvider};
+use datafusion::catalog::{Session, TableFunctionImpl, TableProvider};
 use datafusion::common::Result;
 use datafusion::datasource::TableType;
 use datafusion::datasource::memory::DataSourceExec;
@@ -37,6 +37,7 @@ use datafusion_ffi::udtf::FFI_TableFunction;
 use datafusion_parquet_variant::functions::{
     aggregate_functions as ours_aggregate, scalar_functions as ours_scalar,
 };
+use datafusion_parquet_variant::json_files::{READ_JSON_VARIANT, ReadJsonVariant};
 use datafusion_parquet_variant::parquet::register_parquet_table;
 use datafusion_parquet_variant::session_context;
 use pyo3::prelude::*;
@@ -88,11 +89,12 @@ impl AggregateFunction {
     }
 }
 
-/// `variant_explode` or `variant_explode_outer` over a constant, for
+/// `variant_explode` or `variant_explode_outer` over a constant, or `read_json_variant`, for
 /// `datafusion.TableFunction(name, f, ctx)`.
 #[pyclass(module = "datafusion_parquet_variant._internal", frozen)]
 pub(crate) struct TableFunction {
-    function: Arc<ExplodeFunction>,
+    name: &'static str,
+    function: Arc<dyn TableFunctionImpl>,
 }
 
 #[pymethods]
@@ -100,7 +102,7 @@ impl TableFunction {
     /// The SQL name.
     #[getter]
     fn name(&self) -> &'static str {
-        self.function.name()
+        self.name
     }
 
     fn __datafusion_table_function__<'py>(
@@ -202,15 +204,25 @@ pub(crate) fn aggregate_functions() -> Vec<AggregateFunction> {
         .collect()
 }
 
-/// `variant_explode` and `variant_explode_outer`.
+/// `variant_explode` and `variant_explode_outer`, and `read_json_variant` (its arguments
+/// constants: the location, then option names and values).
 #[pyfunction]
 pub(crate) fn table_functions() -> Vec<TableFunction> {
-    [false, true]
+    let mut functions: Vec<TableFunction> = [false, true]
         .into_iter()
-        .map(|outer| TableFunction {
-            function: Arc::new(ExplodeFunction::new(outer)),
+        .map(|outer| {
+            let function = ExplodeFunction::new(outer);
+            TableFunction {
+                name: function.name(),
+                function: Arc::new(function),
+            }
         })
-        .collect()
+        .collect();
+    functions.push(TableFunction {
+        name: READ_JSON_VARIANT,
+        function: Arc::new(ReadJsonVariant),
+    });
+    functions
 }
 
 /// The Parquet file, folder or glob `path` as one of our tables.

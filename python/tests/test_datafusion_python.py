@@ -1,6 +1,7 @@
 """Our functions and Parquet tables inside datafusion-python 55's own `SessionContext`, through
 its FFI protocol (`register`, `register_parquet`)."""
 
+import pathlib
 import re
 
 import datafusion
@@ -218,3 +219,28 @@ def test_the_planner_applies_our_analysis(planned_ctx):
     # variants cannot be ordered (their order is not defined), as in our own sessions
     with pytest.raises(Exception, match="INVALID_ORDERING_TYPE"):
         planned_ctx.sql("SELECT id FROM events ORDER BY v").collect()
+
+
+JSON_DATA = pathlib.Path(__file__).resolve().parents[2] / "sqllogictests" / "data" / "json"
+
+
+def test_read_json_variant_reads_files(df_ctx):
+    # events.ndjson.gz: four documents (sqllogictests/data/json/make.py), two of kind commit
+    path = JSON_DATA / "events.ndjson.gz"
+    result = df_ctx.sql(
+        "SELECT variant_get(v, '$.kind', 'string') AS kind, count(*) AS n "
+        f"FROM read_json_variant('{path}') GROUP BY kind ORDER BY kind"
+    )
+    assert rows(result) == [
+        {"kind": "account", "n": 1},
+        {"kind": "commit", "n": 2},
+        {"kind": "identity", "n": 1},
+    ]
+    # bad.ndjson: two good documents among four bad ones; options as name/value pairs
+    bad = JSON_DATA / "bad.ndjson"
+    result = df_ctx.sql(
+        f"SELECT to_json(v) AS j FROM read_json_variant('{bad}', 'mode', 'DROPMALFORMED')"
+    )
+    assert rows(result) == [{"j": '{"a":1}'}, {"j": '{"a":3}'}]
+    with pytest.raises(Exception, match=r"bad\.ndjson, line 2 \(byte 8\)"):
+        df_ctx.sql(f"SELECT count(*) FROM read_json_variant('{bad}')").collect()

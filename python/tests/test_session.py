@@ -185,3 +185,31 @@ def test_ctrl_c_interrupts_a_running_query(ctx):
             query.to_pylist()
     finally:
         timer.cancel()
+
+
+def test_read_json_variant_and_the_way_in(ctx, tmp_path):
+    json_data = os.path.join(os.path.dirname(__file__), "..", "..", "sqllogictests", "data", "json")
+    logs = os.path.join(json_data, "logs", "2026-11-*")
+    # 2026-11-01.json holds days 1 and 1 (n 1, 2), 2026-11-02.json.gz day 2 (n 3)
+    result = ctx.sql(
+        f"SELECT v:day::int AS day, sum(v:n::int) AS n FROM read_json_variant('{logs}') "
+        "GROUP BY day ORDER BY day"
+    )
+    assert result.to_pylist() == [{"day": 1, "n": 3}, {"day": 2, "n": 3}]
+    bad = os.path.join(json_data, "bad.ndjson")
+    result = ctx.sql(
+        f"SELECT _corrupt_record AS raw FROM read_json_variant('{bad}', mode => 'PERMISSIVE', "
+        "columnNameOfCorruptRecord => '_corrupt_record') WHERE v IS NULL"
+    )
+    assert result.to_pylist() == [
+        {"raw": '{"a":'},
+        {"raw": '{"a":1,"a":2}'},
+        {"raw": '{"s":"\ufffd"}'},
+        {"raw": '{"a":4'},
+    ]
+    out = tmp_path / "events.parquet"
+    ctx.sql(
+        f"COPY (SELECT v FROM read_json_variant('{json_data}/events.ndjson.zst') "
+        f"ORDER BY v:time_us::bigint) TO '{out}' STORED AS PARQUET"
+    ).to_pylist()
+    assert pq.read_table(out).num_rows == 4

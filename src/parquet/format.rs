@@ -42,6 +42,7 @@ use super::variant_columns::{
     VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
     with_variant_extension,
 };
+use super::whole_input_sample::sample_under_sort;
 use crate::arrow_nested::with_inner_fields_changed;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,
@@ -389,6 +390,13 @@ impl FileFormat for VariantParquetFormat {
             {
                 auto.columns.clear();
             }
+            // a sort reads the whole input before the sink gets a row: a sample taken under it
+            // sees every row, where the first rows of sorted input are all alike
+            let names = (auto.columns.iter())
+                .map(|&i| conf.output_schema.field(i).name().clone())
+                .collect();
+            (input, auto.whole_input) =
+                sample_under_sort(input, names, auto.sample_rows, auto.sample_bytes)?;
             let sink = Arc::new(
                 VariantParquetSink::new(
                     conf,

@@ -39,6 +39,7 @@ mod source;
 pub(crate) mod staged;
 mod table;
 pub mod variant_columns;
+pub mod whole_input_sample;
 mod whole_value_filters;
 
 use std::collections::HashMap;
@@ -67,6 +68,7 @@ pub use shredded_get::ShreddedGetExpr;
 pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
 pub use source::{VariantParquetSource, variant_scan, with_variant_scans};
 pub use table::{VariantParquetTable, VariantTableFactory};
+pub use whole_input_sample::SampleUnderSort;
 pub use whole_value_filters::WholeValueFiltersIntoScan;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..

@@ -126,6 +126,7 @@ impl ShreddingOptions {
                 rule: self.inference.unwrap_or(config.shred_inference),
                 ..InferLimits::default()
             },
+            whole_input: None,
         }
     }
 

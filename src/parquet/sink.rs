@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::TableParquetOptions;
@@ -45,6 +45,7 @@ use super::interval::{
     holds_interval, interval_bytes_type, intervals_as_bytes, with_interval_annotations,
 };
 use super::rebuilt_group;
+use super::whole_input_sample::WholeInputSample;
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
 use crate::variant_array::{holds_field, is_variant_field, variant_data_type};
 
@@ -165,11 +166,18 @@ impl FileSink for VariantParquetSink {
         let schema = get_writer_schema(&self.config);
         // the automatic columns by their index in the files (partition columns are not written)
         let output = self.config.output_schema();
-        let auto = self.auto.as_ref().map(|auto| AutoShredding {
-            columns: (auto.columns.iter())
+        let auto = self.auto.as_ref().map(|auto| {
+            let columns: Vec<usize> = (auto.columns.iter())
                 .filter_map(|&i| schema.index_of(output.field(i).name()).ok())
-                .collect(),
-            ..auto.clone()
+                .collect();
+            AutoShredding {
+                // (the sample's columns are the automatic columns one for one)
+                whole_input: (columns.len() == auto.columns.len())
+                    .then(|| auto.whole_input.clone())
+                    .flatten(),
+                columns,
+                ..auto.clone()
+            }
         });
         let intervals = (schema.fields().iter().enumerate())
             .filter(|(_, f)| holds_interval(f.data_type()))
@@ -230,6 +238,9 @@ pub struct AutoShredding {
     pub sample_bytes: usize,
     /// Bounds on the inferred types.
     pub limits: InferLimits,
+    /// A sample of the whole input, taken under a sort (`whole_input_sample`), one column per
+    /// entry of `columns`: inferred from instead of each file's first rows once it is finished.
+    pub whole_input: Option<Arc<WholeInputSample>>,
 }
 
 /// What every file of one write shares.
@@ -258,8 +269,10 @@ impl FileSetup {
         mut rx: Receiver<RecordBatch>,
         mut reservation: MemoryReservation,
     ) -> Result<u64> {
-        // the first rows, to infer the shredding of the automatic columns from
+        // the first rows, to infer the shredding of the automatic columns from (or, once the
+        // first has come, the sample of the whole input when a sort has finished it)
         let mut sample = vec![];
+        let mut whole_input = None;
         if let Some(auto) = &self.auto {
             let (mut rows, mut bytes) = (0, 0);
             while rows < auto.sample_rows && bytes < auto.sample_bytes {
@@ -274,9 +287,19 @@ impl FileSetup {
                     .map(|&i| batch.column(i).get_array_memory_size())
                     .sum::<usize>();
                 sample.push(batch);
+                if let Some(whole) = &auto.whole_input
+                    && let Some(arrays) = whole.finished()?
+                {
+                    whole_input = Some(arrays);
+                    break;
+                }
             }
         }
-        let shredding: Arc<[(usize, DataType)]> = self.infer(&sample)?.into();
+        let shredding: Arc<[(usize, DataType)]> = match &whole_input {
+            Some(arrays) => self.infer_from_columns(arrays)?,
+            None => self.infer(&sample)?,
+        }
+        .into();
         let schema = self.file_schema(&shredding)?;
         let mut writer = self.writer(writer, encryption, &schema)?;
         // The batches are made file batches (shredded) by tasks of their own, a few at once and
@@ -356,6 +379,25 @@ impl FileSetup {
                 inference.add_column(&batch.column(i).slice(0, take))?;
                 rows -= take;
             }
+            let shredding = inference.finish(&mut columns);
+            if shredding != variant_data_type() {
+                out.push((i, shredding));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The shredding type of each automatic column from `arrays`, one per automatic column (the
+    /// whole input's sample).
+    fn infer_from_columns(&self, arrays: &[ArrayRef]) -> Result<Vec<(usize, DataType)>> {
+        let Some(auto) = &self.auto else {
+            return Ok(vec![]);
+        };
+        let mut columns = auto.limits.max_columns;
+        let mut out = vec![];
+        for (&i, array) in auto.columns.iter().zip(arrays) {
+            let mut inference = ShreddingInference::new(auto.limits);
+            inference.add_column(array)?;
             let shredding = inference.finish(&mut columns);
             if shredding != variant_data_type() {
                 out.push((i, shredding));

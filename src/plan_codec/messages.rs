@@ -6,7 +6,7 @@ use datafusion_proto::protobuf;
 /// Every plan node our physical codec writes.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct VariantPlanNode {
-    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4")]
+    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4, 5")]
     pub kind: Option<variant_plan_node::Kind>,
 }
 
@@ -23,6 +23,8 @@ pub(crate) mod variant_plan_node {
         Sink(super::VariantSinkNode),
         #[prost(message, tag = "4")]
         JsonScan(super::JsonScanNode),
+        #[prost(message, tag = "5")]
+        Sample(super::WholeInputSampleNode),
     }
 }
 
@@ -115,6 +117,27 @@ pub(crate) struct AutoShreddingNode {
     /// `InferenceRule::name`.
     #[prost(string, tag = "6")]
     pub rule: String,
+    /// The sample of the whole input it infers from, when a sort lets it.
+    #[prost(message, optional, tag = "7")]
+    pub whole_input: Option<WholeInputSampleNode>,
+}
+
+/// A [`WholeInputSample`](crate::parquet::whole_input_sample::WholeInputSample): as the plan
+/// node that takes it (over its one input), and as the sink's reference to it.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct WholeInputSampleNode {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    /// The sampler's columns, by name in its input (empty in the sink's reference).
+    #[prost(string, repeated, tag = "2")]
+    pub columns: Vec<String>,
+    #[prost(uint64, tag = "3")]
+    pub max_rows: u64,
+    #[prost(uint64, tag = "4")]
+    pub max_bytes: u64,
+    /// How many columns it samples.
+    #[prost(uint64, tag = "5")]
+    pub width: u64,
 }
 
 /// [`VariantParquetFormatFactory`](crate::parquet::VariantParquetFormatFactory) (the file type

@@ -61,6 +61,7 @@ use crate::json_files::{VariantJsonSource, VariantJsonTable};
 use crate::parquet::format::with_variant_source;
 use crate::parquet::shred_on_write::is_unshredded_variant;
 use crate::parquet::staged::{StagedSink, StagedWrite, StagingText};
+use crate::parquet::whole_input_sample::{SampleExec, WholeInputSample};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource, VariantParquetTable,
@@ -78,7 +79,7 @@ pub use udfs::register_plan_functions;
 use messages::{
     AutoShreddingNode, JsonScanNode, JsonTableNode, ShreddedColumn, StagedSinkNode,
     VariantFormatNode, VariantPlanNode, VariantScanNode, VariantSinkNode, VariantTableNode,
-    variant_plan_node::Kind,
+    WholeInputSampleNode, variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -291,6 +292,30 @@ fn staging_from_proto(staging: &messages::Staging) -> StagingText {
     }
 }
 
+/// A whole input's sample as a message: for its sampler with the names of the columns it
+/// samples, for its sink without.
+fn sample_node(sample: &WholeInputSample, columns: &[String]) -> WholeInputSampleNode {
+    let (max_rows, max_bytes) = sample.bounds();
+    WholeInputSampleNode {
+        id: sample.id(),
+        width: sample.width() as u64,
+        columns: columns.to_vec(),
+        max_rows: max_rows as u64,
+        max_bytes: max_bytes as u64,
+    }
+}
+
+/// The sample `node` names: the one of this process under its id (its sampler and its sink,
+/// decoded here, share it), or a new one.
+fn sample_from_node(node: &WholeInputSampleNode) -> Arc<WholeInputSample> {
+    WholeInputSample::registered(
+        node.id,
+        usize::try_from(node.width).unwrap_or(usize::MAX),
+        usize::try_from(node.max_rows).unwrap_or(usize::MAX),
+        usize::try_from(node.max_bytes).unwrap_or(usize::MAX),
+    )
+}
+
 /// A JSON scan: DataFusion encodes the scan with its own `JsonSource` in place of ours (files,
 /// schema, projection), our options travel beside.
 fn encode_json_scan(
@@ -498,6 +523,7 @@ impl VariantPhysicalCodec {
             max_columns: auto.limits.max_columns as u64,
             max_depth: auto.limits.max_depth as u64,
             rule: auto.limits.rule.name().to_string(),
+            whole_input: auto.whole_input.as_deref().map(|s| sample_node(s, &[])),
         });
         Ok(VariantSinkNode {
             config: Some(sink.config().try_into()?),
@@ -562,6 +588,7 @@ impl VariantPhysicalCodec {
                         InferenceRule::parse(&auto.rule)?
                     },
                 },
+                whole_input: auto.whole_input.as_ref().map(sample_from_node),
             });
         }
         Ok(Arc::new(DataSinkExec::new(
@@ -597,6 +624,16 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Kind::Staged(staged) => self.decode_staged_sink(staged, input()?, ctx, converter),
             Kind::Sink(sink) => self.decode_sink(sink, input()?, ctx, converter),
             Kind::JsonScan(scan) => decode_json_scan(scan, ctx, self, converter),
+            Kind::Sample(node) => {
+                let input = input()?;
+                let sample = sample_from_node(node);
+                Ok(
+                    match SampleExec::try_new(Arc::clone(&input), sample, node.columns.clone()) {
+                        Some(exec) => Arc::new(exec),
+                        None => input,
+                    },
+                )
+            }
         }
     }
 
@@ -611,6 +648,8 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             && let Some(source) = config.file_source.downcast_ref::<VariantParquetSource>()
         {
             Kind::Scan(self.encode_scan(config, source, converter)?)
+        } else if let Some(exec) = node.downcast_ref::<SampleExec>() {
+            Kind::Sample(sample_node(exec.sample(), exec.names()))
         } else if let Some(exec) = node.downcast_ref::<DataSourceExec>()
             && let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>()
             && let Some(source) = config.file_source.downcast_ref::<VariantJsonSource>()

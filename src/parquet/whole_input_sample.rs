@@ -1,0 +1,515 @@
+//! Automatic shredding of a sorted write, inferred from the whole input.
+//!
+//! A write infers each file's shredding from the first rows it receives. Sorted input makes
+//! those rows all alike (`ORDER BY kind` puts every `account` event first), and the paths of
+//! the rest go unshredded. A sort, though, reads its whole input before it gives a row: a
+//! [`SampleExec`] placed under the sort sees every row before the sink sees the first, and keeps
+//! a sample of them, which the sink infers from instead.
+//!
+//! The sample is the rows whose hash (of their variant bytes) is smallest, at most the
+//! session's `shred_sample_rows` rows and `shred_sample_bytes` bytes: the same rows give the
+//! same sample, and so the same shredding, whatever order they arrive in, and an unsorted write
+//! of a shuffled copy samples alike rows in the same proportions. The sink uses it only when
+//! every partition of the sampled input has ended by the time its first row arrives (a sort in
+//! between guarantees that); otherwise, as when an optimizer removed the sort, it samples the
+//! first rows as before.
+use std::collections::hash_map::RandomState;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt;
+use std::hash::BuildHasher;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::task::{Context, Poll};
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::Result;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::repartition::RepartitionExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    RecordBatchStream,
+};
+use futures::Stream;
+
+use crate::variant_array::{VariantArrayBuilder, VariantRows};
+
+/// One sampled row: its hash, then its bytes (each sampled column's metadata and value, None
+/// for SQL NULL). Ordered by hash first, so a max-heap drops the largest hash.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct SampledRow {
+    hash: u64,
+    values: Vec<Option<(Vec<u8>, Vec<u8>)>>,
+}
+
+impl SampledRow {
+    fn size(&self) -> usize {
+        self.values
+            .iter()
+            .map(|v| v.as_ref().map_or(0, |(m, v)| m.len() + v.len()))
+            .sum()
+    }
+}
+
+#[derive(Debug, Default)]
+struct SampleState {
+    rows: BinaryHeap<SampledRow>,
+    bytes: usize,
+    /// The sampled input's partitions, and how many have ended.
+    partitions: usize,
+    ended: usize,
+    /// Whether an input column could not be read as unshredded variants.
+    unusable: bool,
+}
+
+/// The shared sample of a write's whole input (see the module).
+pub struct WholeInputSample {
+    id: u64,
+    /// How many columns are sampled (the sink's automatic columns, one for one).
+    width: usize,
+    max_rows: usize,
+    max_bytes: usize,
+    state: Mutex<SampleState>,
+}
+
+impl fmt::Debug for WholeInputSample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WholeInputSample({}, {} columns)", self.id, self.width)
+    }
+}
+
+/// The samples of this process by id, so that a plan decoded here joins its sampler and its
+/// sink again (in another process the sink finds no finished sample and samples its first rows).
+static SAMPLES: LazyLock<Mutex<HashMap<u64, Weak<WholeInputSample>>>> =
+    LazyLock::new(Default::default);
+
+impl WholeInputSample {
+    /// A new sample of `width` columns, bounded by `max_rows` and `max_bytes`.
+    pub fn new(width: usize, max_rows: usize, max_bytes: usize) -> Arc<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let id = RandomState::new().hash_one(NEXT.fetch_add(1, Ordering::Relaxed));
+        Self::registered(id, width, max_rows, max_bytes)
+    }
+
+    /// The sample `id` of this process, or a new one under that id.
+    pub fn registered(id: u64, width: usize, max_rows: usize, max_bytes: usize) -> Arc<Self> {
+        let mut samples = SAMPLES.lock().unwrap_or_else(|e| e.into_inner());
+        samples.retain(|_, sample| sample.strong_count() > 0);
+        if let Some(sample) = samples.get(&id).and_then(Weak::upgrade) {
+            return sample;
+        }
+        let sample = Arc::new(WholeInputSample {
+            id,
+            width,
+            max_rows: max_rows.max(1),
+            max_bytes: max_bytes.max(1),
+            state: Mutex::new(SampleState::default()),
+        });
+        samples.insert(id, Arc::downgrade(&sample));
+        sample
+    }
+
+    /// Its id (how plans name it).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// How many columns it samples.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Its bounds: rows, bytes.
+    pub fn bounds(&self) -> (usize, usize) {
+        (self.max_rows, self.max_bytes)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SampleState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sampled rows of each column, as variant arrays in hash order, once every partition
+    /// of the input has ended; None before (or when a column could not be sampled).
+    pub fn finished(&self) -> Result<Option<Vec<ArrayRef>>> {
+        let state = self.state();
+        if state.unusable || state.partitions == 0 || state.ended < state.partitions {
+            return Ok(None);
+        }
+        let rows = state.rows.clone().into_sorted_vec();
+        let mut arrays = Vec::with_capacity(self.width);
+        for c in 0..self.width {
+            let mut out = VariantArrayBuilder::with_capacity(rows.len());
+            for row in &rows {
+                match &row.values[c] {
+                    Some((metadata, value)) => out.append(metadata, value),
+                    None => out.append_null(),
+                }
+            }
+            arrays.push(out.finish()?);
+        }
+        Ok(Some(arrays))
+    }
+
+    /// Adds the rows of `batch` (its `indices` columns) that belong to the sample.
+    fn add(&self, batch: &RecordBatch, indices: &[usize]) {
+        if indices.len() != self.width {
+            self.state().unusable = true;
+            return;
+        }
+        let columns: Option<Vec<VariantRows<'_>>> = indices
+            .iter()
+            .map(|&i| VariantRows::borrowed(batch.column(i)))
+            .collect();
+        let Some(columns) = columns else {
+            self.state().unusable = true;
+            return;
+        };
+        let hashes: Vec<u64> = (0..batch.num_rows())
+            .map(|row| {
+                let mut h = Hasher::default();
+                for column in &columns {
+                    match column.bytes(row) {
+                        Some((metadata, value)) => {
+                            h.write(metadata);
+                            h.write(value);
+                        }
+                        None => h.write(&[0xFF]),
+                    }
+                }
+                h.finish()
+            })
+            .collect();
+        let mut state = self.state();
+        for (row, hash) in hashes.into_iter().enumerate() {
+            let full = state.rows.len() >= self.max_rows;
+            if full && state.rows.peek().is_some_and(|max| hash >= max.hash) {
+                continue;
+            }
+            let sampled = SampledRow {
+                hash,
+                values: columns
+                    .iter()
+                    .map(|c| c.bytes(row).map(|(m, v)| (m.to_vec(), v.to_vec())))
+                    .collect(),
+            };
+            state.bytes += sampled.size();
+            state.rows.push(sampled);
+            while state.rows.len() > self.max_rows
+                || (state.bytes > self.max_bytes && state.rows.len() > 1)
+            {
+                let dropped = state.rows.pop().expect("not empty");
+                state.bytes -= dropped.size();
+            }
+        }
+    }
+}
+
+/// A fast hash of bytes, the same in every process (8 bytes at a time, mixed as wyhash mixes).
+#[derive(Default)]
+struct Hasher(u64);
+
+impl Hasher {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+    fn mix(&mut self, word: u64) {
+        let m = u128::from(self.0 ^ word) * u128::from(Self::K);
+        self.0 = (m as u64) ^ ((m >> 64) as u64);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.mix(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.mix(u64::from_le_bytes(tail) ^ ((bytes.len() as u64) << 56));
+    }
+
+    fn finish(&self) -> u64 {
+        let mut h = Hasher(self.0);
+        h.mix(Self::K);
+        h.0
+    }
+}
+
+/// Passes its input on unchanged, adding its rows to a [`WholeInputSample`].
+#[derive(Debug)]
+pub struct SampleExec {
+    input: Arc<dyn ExecutionPlan>,
+    sample: Arc<WholeInputSample>,
+    /// The sampled columns' names and indexes in the input.
+    names: Vec<String>,
+    indices: Vec<usize>,
+}
+
+impl SampleExec {
+    /// Samples the columns `names` of `input` into `sample`; None when one is missing.
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        sample: Arc<WholeInputSample>,
+        names: Vec<String>,
+    ) -> Option<Self> {
+        let schema = input.schema();
+        let indices = names
+            .iter()
+            .map(|name| schema.index_of(name).ok())
+            .collect::<Option<Vec<_>>>()?;
+        (indices.len() == sample.width).then_some(SampleExec {
+            input,
+            sample,
+            names,
+            indices,
+        })
+    }
+
+    /// The sampled columns' names.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The sample it adds to.
+    pub fn sample(&self) -> &Arc<WholeInputSample> {
+        &self.sample
+    }
+
+    /// Its input.
+    pub fn input(&self) -> &Arc<dyn ExecutionPlan> {
+        &self.input
+    }
+}
+
+impl DisplayAs for SampleExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "VariantSampleExec: columns=[{}]", self.names.join(", "))
+    }
+}
+
+impl ExecutionPlan for SampleExec {
+    fn name(&self) -> &str {
+        "VariantSampleExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.input.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let input = children.pop().expect("one child");
+        match SampleExec::try_new(
+            Arc::clone(&input),
+            Arc::clone(&self.sample),
+            self.names.clone(),
+        ) {
+            Some(exec) => Ok(Arc::new(exec)),
+            // (the new input lacks a sampled column: no sample, the sink samples its first rows)
+            None => Ok(input),
+        }
+    }
+
+    #[allow(deprecated)]
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        self.sample.state().partitions = self.input.output_partitioning().partition_count();
+        let input = self.input.execute(partition, context)?;
+        Ok(Box::pin(SampleStream {
+            input,
+            sample: Arc::clone(&self.sample),
+            indices: self.indices.clone(),
+            ended: false,
+        }))
+    }
+}
+
+struct SampleStream {
+    input: SendableRecordBatchStream,
+    sample: Arc<WholeInputSample>,
+    indices: Vec<usize>,
+    ended: bool,
+}
+
+impl Stream for SampleStream {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let next = self.input.as_mut().poll_next(cx);
+        match &next {
+            Poll::Ready(Some(Ok(batch))) => self.sample.add(batch, &self.indices),
+            Poll::Ready(None) if !self.ended => {
+                self.ended = true;
+                self.sample.state().ended += 1;
+            }
+            _ => {}
+        }
+        next
+    }
+}
+
+impl RecordBatchStream for SampleStream {
+    fn schema(&self) -> SchemaRef {
+        self.input.schema()
+    }
+}
+
+/// A write's input, and the sample taken of it (if any).
+pub type SampledInput = (Arc<dyn ExecutionPlan>, Option<Arc<WholeInputSample>>);
+
+/// `input` (a write's input) with a [`SampleExec`] of the columns `columns` under its sort,
+/// and the sample; `input` unchanged and None when no sort reads the whole input before the
+/// sink (only projections that keep the columns, merges and repartitions lie above it). The
+/// physical optimizer may move the sort; [`SampleUnderSort`] puts the sample back under it.
+pub fn sample_under_sort(
+    input: Arc<dyn ExecutionPlan>,
+    columns: Vec<String>,
+    max_rows: usize,
+    max_bytes: usize,
+) -> Result<SampledInput> {
+    if columns.is_empty() {
+        return Ok((input, None));
+    }
+    let sample = WholeInputSample::new(columns.len(), max_rows, max_bytes);
+    match place(&input, columns, &sample)? {
+        Some(plan) => Ok((plan, Some(sample))),
+        None => Ok((input, None)),
+    }
+}
+
+/// `plan` with a sampler of `columns` into `sample` placed under the first sort below it,
+/// through nodes that keep the columns; None when there is none.
+fn place(
+    plan: &Arc<dyn ExecutionPlan>,
+    columns: Vec<String>,
+    sample: &Arc<WholeInputSample>,
+) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    let rebuild = |plan: &Arc<dyn ExecutionPlan>, child: Arc<dyn ExecutionPlan>| {
+        Arc::clone(plan).replace_children(
+            vec![child],
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    };
+    if plan.downcast_ref::<SortExec>().is_some() {
+        let child = Arc::clone(plan.children()[0]);
+        let Some(sampler) = SampleExec::try_new(child, Arc::clone(sample), columns) else {
+            return Ok(None);
+        };
+        return Ok(Some(rebuild(plan, Arc::new(sampler))?));
+    }
+    let below = if let Some(projection) = plan.downcast_ref::<ProjectionExec>() {
+        // the sampled columns by their names below the projection (plain columns only)
+        let renamed = columns
+            .iter()
+            .map(|name| {
+                projection.expr().iter().find_map(|p| {
+                    (p.alias == *name)
+                        .then(|| {
+                            p.expr
+                                .downcast_ref::<Column>()
+                                .map(|c| c.name().to_string())
+                        })
+                        .flatten()
+                })
+            })
+            .collect::<Option<Vec<_>>>();
+        match renamed {
+            Some(renamed) => renamed,
+            None => return Ok(None),
+        }
+    } else if plan.downcast_ref::<CoalescePartitionsExec>().is_some()
+        || plan.downcast_ref::<SortPreservingMergeExec>().is_some()
+        || plan.downcast_ref::<RepartitionExec>().is_some()
+        || plan.downcast_ref::<SampleExec>().is_some()
+    {
+        columns
+    } else {
+        return Ok(None);
+    };
+    let child = Arc::clone(plan.children()[0]);
+    match place(&child, below, sample)? {
+        Some(child) => Ok(Some(rebuild(plan, child)?)),
+        None => Ok(None),
+    }
+}
+
+/// A physical optimizer rule, run after DataFusion's: moves each [`SampleExec`] under the sort
+/// below it, where DataFusion's sort rules (which take a sort apart and put it together again
+/// around its input's partitions) may have left it above.
+#[derive(Debug, Default)]
+pub struct SampleUnderSort;
+
+impl PhysicalOptimizerRule for SampleUnderSort {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _config: &ConfigOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        plan.transform_down(|node| {
+            let Some(sampler) = node.downcast_ref::<SampleExec>() else {
+                return Ok(Transformed::no(node));
+            };
+            if sampler.input.downcast_ref::<SortExec>().is_none() {
+                return Ok(Transformed::no(node));
+            }
+            let moved = place(&sampler.input, sampler.names.clone(), &sampler.sample)?;
+            Ok(match moved {
+                Some(plan) => Transformed::yes(plan),
+                None => Transformed::no(node),
+            })
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "variant_sample_under_sort"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
