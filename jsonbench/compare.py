@@ -1,5 +1,5 @@
 """DuckDB and ClickHouse (chDB) on the same JSONBench files, timed as JSONBench times them, for
-docs/benchmarks.md. Optional, never in CI: needs `pip install duckdb==2.0.0 chdb==4.4.0`.
+docs/benchmarks.md. Optional, never in CI: needs `pip install duckdb==2.0.0 chdb==4.4.0 pytz`.
 
     python3 compare.py DATA_DIR N [--threads T] [--skip-chdb]
 

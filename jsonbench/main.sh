@@ -9,7 +9,7 @@ DATA_DIR="$1"
 N="${2:-1}"
 MACHINE="${3:-$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB}"
 cd "$HERE"
-./install.sh
+[ "${SKIP_INSTALL:-0}" = 1 ] || ./install.sh   # SKIP_INSTALL=1: variant-sql is built already
 ROWS=$((N * 1000000))
 load_time=$(./load_data.sh "$DATA_DIR" "$N")
 total_size=$(./total_size.sh)
@@ -19,7 +19,7 @@ count=$(./count.sh)
 mapfile -t runs < <(./run_queries.sh)
 source ./env.sh
 version=$("$VARIANT_SQL" --version | awk '{print $2}')
-name="results/$(echo "$MACHINE" | tr ' ,' '_' | tr -s '_')_bluesky_${N}m.json"
+name="results/$(printf '%s' "$MACHINE" | tr -cs 'A-Za-z0-9' '_' | sed 's/_$//')_bluesky_${N}m.json"
 {
     echo "{"
     echo "  \"system\": \"DataFusion (datafusion-parquet-variant)\","
