@@ -2,7 +2,7 @@
 //! input (taken under the sort), so it shreds the paths an unsorted COPY of the same rows
 //! shreds, whatever the order, where the first rows of its output are all alike.
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -68,6 +68,18 @@ async fn copy(ctx: &SessionContext, order: &str, path: &PathBuf) -> DataType {
     written_type(path)
 }
 
+/// The plans of the COPY of the events in `order` to `path`, as text.
+async fn explain_copy(ctx: &SessionContext, order: &str, path: &Path) -> String {
+    let sql = format!(
+        "EXPLAIN COPY (SELECT v FROM ({EVENTS}) {order}) TO '{}' STORED AS PARQUET",
+        path.display()
+    );
+    let plan = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    datafusion::arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string()
+}
+
 #[tokio::test]
 async fn a_sorted_copy_shreds_what_an_unsorted_one_does() {
     let dir = scratch();
@@ -96,19 +108,12 @@ async fn a_sorted_copy_shreds_what_an_unsorted_one_does() {
     .await;
     assert_eq!(one, sorted);
     // the plan shows the sample under the sort
-    let plan = ctx
-        .sql(&format!(
-            "EXPLAIN COPY (SELECT v FROM ({EVENTS}) ORDER BY v:kind::string) TO '{}' STORED AS PARQUET",
-            dir.join("explained.parquet").display()
-        ))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string();
+    let text = explain_copy(
+        &ctx,
+        "ORDER BY v:kind::string",
+        &dir.join("explained.parquet"),
+    )
+    .await;
     assert!(text.contains("VariantSampleExec: columns=[v]"), "{text}");
 }
 
@@ -118,18 +123,6 @@ async fn a_sorted_copy_shreds_what_an_unsorted_one_does() {
 async fn an_unsorted_copy_has_no_sample() {
     let dir = scratch();
     let ctx = session(2);
-    let plan = ctx
-        .sql(&format!(
-            "EXPLAIN COPY (SELECT v FROM ({EVENTS})) TO '{}' STORED AS PARQUET",
-            dir.join("plain.parquet").display()
-        ))
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)
-        .unwrap()
-        .to_string();
+    let text = explain_copy(&ctx, "", &dir.join("plain.parquet")).await;
     assert!(!text.contains("VariantSampleExec"), "{text}");
 }

@@ -583,6 +583,19 @@ mod tests {
         Ok(batches)
     }
 
+    /// `text` given in two chunks, cut at every offset, reads as `whole` does.
+    fn assert_every_cut_reads(o: &JsonReadOptions, text: &[u8], whole: &[String]) {
+        for cut in 0..=text.len() {
+            let mut r = reader(o, 2, ByteRange::WHOLE);
+            let got: Vec<String> =
+                rows(&read_chunks(&mut r, &[&text[..cut], &text[cut..]]).unwrap())
+                    .into_iter()
+                    .map(|(j, _)| j.unwrap())
+                    .collect();
+            assert_eq!(got, whole, "cut at {cut}");
+        }
+    }
+
     fn json_rows(text: &[u8], options: &JsonReadOptions) -> Vec<String> {
         let mut r = reader(options, 3, ByteRange::WHOLE);
         rows(&read_chunks(&mut r, &[text]).unwrap())
@@ -606,15 +619,7 @@ mod tests {
         let o = JsonReadOptions::default();
         let text: &[u8] = b"{\"a\":1}\n\n{\"b\":[true,null]}\r\n\"x\"\n";
         let whole = json_rows(text, &o);
-        for cut in 0..=text.len() {
-            let mut r = reader(&o, 2, ByteRange::WHOLE);
-            let got: Vec<String> =
-                rows(&read_chunks(&mut r, &[&text[..cut], &text[cut..]]).unwrap())
-                    .into_iter()
-                    .map(|(j, _)| j.unwrap())
-                    .collect();
-            assert_eq!(got, whole, "cut at {cut}");
-        }
+        assert_every_cut_reads(&o, text, &whole);
     }
 
     #[test]
@@ -699,15 +704,7 @@ mod tests {
             whole,
             ["{\"a\":[1,{\"b\":\"],\\\"\"}]}", "2", "\"x\"", "[]", "{}"]
         );
-        for cut in 0..=text.len() {
-            let mut r = reader(&o, 2, ByteRange::WHOLE);
-            let got: Vec<String> =
-                rows(&read_chunks(&mut r, &[&text[..cut], &text[cut..]]).unwrap())
-                    .into_iter()
-                    .map(|(j, _)| j.unwrap())
-                    .collect();
-            assert_eq!(got, whole, "cut at {cut}");
-        }
+        assert_every_cut_reads(&o, text, &whole);
         assert_eq!(json_rows(b"{\n \"a\": 1\n}\n", &o), ["{\"a\":1}"]);
         assert_eq!(json_rows(b"[]", &o), Vec::<String>::new());
         assert_eq!(json_rows(b" \n", &o), Vec::<String>::new());

@@ -365,39 +365,39 @@ impl FileSetup {
     /// The shredding type of each automatic column, from the first rows of the sampled batches
     /// (none where the inference chooses VARIANT).
     fn infer(&self, sample: &[RecordBatch]) -> Result<Vec<(usize, DataType)>> {
-        let Some(auto) = &self.auto else {
-            return Ok(vec![]);
-        };
-        let mut columns = auto.limits.max_columns;
-        let mut out = vec![];
-        for &i in &auto.columns {
-            let mut inference = ShreddingInference::new(auto.limits);
+        let sample_rows = self.auto.as_ref().map_or(0, |auto| auto.sample_rows);
+        self.infer_each(|_, i, inference| {
             // the first `sample_rows` rows exactly, whatever the batches
-            let mut rows = auto.sample_rows;
+            let mut rows = sample_rows;
             for batch in sample {
                 let take = rows.min(batch.num_rows());
                 inference.add_column(&batch.column(i).slice(0, take))?;
                 rows -= take;
             }
-            let shredding = inference.finish(&mut columns);
-            if shredding != variant_data_type() {
-                out.push((i, shredding));
-            }
-        }
-        Ok(out)
+            Ok(())
+        })
     }
 
     /// The shredding type of each automatic column from `arrays`, one per automatic column (the
     /// whole input's sample).
     fn infer_from_columns(&self, arrays: &[ArrayRef]) -> Result<Vec<(usize, DataType)>> {
+        self.infer_each(|k, _, inference| inference.add_column(&arrays[k]))
+    }
+
+    /// The shredding type of each automatic column (its position among them, its index) from
+    /// the values `add` gives its inference; none where the inference chooses VARIANT.
+    fn infer_each(
+        &self,
+        mut add: impl FnMut(usize, usize, &mut ShreddingInference) -> Result<()>,
+    ) -> Result<Vec<(usize, DataType)>> {
         let Some(auto) = &self.auto else {
             return Ok(vec![]);
         };
         let mut columns = auto.limits.max_columns;
         let mut out = vec![];
-        for (&i, array) in auto.columns.iter().zip(arrays) {
+        for (k, &i) in auto.columns.iter().enumerate() {
             let mut inference = ShreddingInference::new(auto.limits);
-            inference.add_column(array)?;
+            add(k, i, &mut inference)?;
             let shredding = inference.finish(&mut columns);
             if shredding != variant_data_type() {
                 out.push((i, shredding));

@@ -27,6 +27,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::expressions::Column;
@@ -71,6 +72,8 @@ struct SampleState {
     ended: usize,
     /// Whether an input column could not be read as unshredded variants.
     unusable: bool,
+    /// The sampled rows' bytes, in the memory pool of the first partition that ran.
+    reservation: Option<MemoryReservation>,
 }
 
 /// The shared sample of a write's whole input (see the module).
@@ -161,19 +164,16 @@ impl WholeInputSample {
         Ok(Some(arrays))
     }
 
-    /// Adds the rows of `batch` (its `indices` columns) that belong to the sample.
-    fn add(&self, batch: &RecordBatch, indices: &[usize]) {
-        if indices.len() != self.width {
-            self.state().unusable = true;
-            return;
-        }
+    /// Adds the rows of `batch` (its `indices` columns) that belong to the sample; fails when
+    /// the memory pool cannot hold the sample.
+    fn add(&self, batch: &RecordBatch, indices: &[usize]) -> Result<()> {
         let columns: Option<Vec<VariantRows<'_>>> = indices
             .iter()
             .map(|&i| VariantRows::borrowed(batch.column(i)))
             .collect();
         let Some(columns) = columns else {
             self.state().unusable = true;
-            return;
+            return Ok(());
         };
         let hashes: Vec<u64> = (0..batch.num_rows())
             .map(|row| {
@@ -211,6 +211,11 @@ impl WholeInputSample {
                 let dropped = state.rows.pop().expect("not empty");
                 state.bytes -= dropped.size();
             }
+        }
+        let bytes = state.bytes;
+        match &mut state.reservation {
+            Some(reservation) => reservation.try_resize(bytes),
+            None => Ok(()),
         }
     }
 }
@@ -357,7 +362,14 @@ impl ExecutionPlan for SampleExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        self.sample.state().partitions = self.input.output_partitioning().partition_count();
+        {
+            let mut state = self.sample.state();
+            state.partitions = self.input.output_partitioning().partition_count();
+            if state.reservation.is_none() {
+                state.reservation =
+                    Some(MemoryConsumer::new("VariantSampleExec").register(context.memory_pool()));
+            }
+        }
         let input = self.input.execute(partition, context)?;
         Ok(Box::pin(SampleStream {
             input,
@@ -381,7 +393,11 @@ impl Stream for SampleStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let next = self.input.as_mut().poll_next(cx);
         match &next {
-            Poll::Ready(Some(Ok(batch))) => self.sample.add(batch, &self.indices),
+            Poll::Ready(Some(Ok(batch))) => {
+                if let Err(e) = self.sample.add(batch, &self.indices) {
+                    return Poll::Ready(Some(Err(e)));
+                }
+            }
             Poll::Ready(None) if !self.ended => {
                 self.ended = true;
                 self.sample.state().ended += 1;
