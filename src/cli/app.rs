@@ -61,8 +61,13 @@ impl From<OutputFormat> for PrintFormat {
 /// Without -c or -f, starts an interactive shell. The sample table `events` (id, ts, kind,
 /// payload VARIANT) is available unless --no-sample is given.
 #[derive(Debug, Parser, PartialEq)]
-#[command(version, about, long_about)]
+#[command(version, about, long_about, args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// `worker`: serve as a worker of a cluster instead of running SQL.
+    #[cfg(feature = "distributed")]
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Execute the given SQL (may be repeated; each may hold several `;`-separated statements),
     /// then exit.
     #[arg(short = 'c', long = "command", num_args = 1.., value_parser = parse_command)]
@@ -100,6 +105,31 @@ pub struct Args {
     #[arg(short = 'b', long, value_parser = parse_batch_size)]
     pub batch_size: Option<usize>,
 
+    /// The memory pool: -m, --mem-pool-type, --top-memory-consumers.
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+
+    /// Run every query on these datafusion-distributed workers (`variant-sql worker`):
+    /// `host:port[,host:port...]`. Every worker must reach the files a query reads (shared
+    /// paths or object stores).
+    #[cfg(feature = "distributed")]
+    #[arg(long, env = "VARIANT_SQL_WORKERS", value_parser = parse_workers)]
+    pub workers: Option<String>,
+
+    /// Run sqllogictest files instead of SQL: files, folders (searched for `.slt` files) or
+    /// FILE:LINE (only that query). Each file runs in a fresh session with the plugin, compared
+    /// as this project's own suite is; exits non-zero when a file fails.
+    #[arg(long = "slt", num_args = 1.., value_name = "FILE_OR_DIR")]
+    pub slt: Vec<String>,
+
+    /// With --slt: rewrite the files' expected output in place.
+    #[arg(long, requires = "slt")]
+    pub complete: bool,
+}
+
+/// The memory pool's settings, shared by the SQL program and its workers.
+#[derive(Debug, clap::Args, PartialEq)]
+pub struct MemoryArgs {
     /// The memory pool's limit, e.g. '512m' or '10g' (suffixes b, k, m, g, t; no limit when not
     /// given). A query that needs more spills where it can, else fails with DataFusion's
     /// resources-exhausted error naming the largest consumers.
@@ -113,16 +143,16 @@ pub struct Args {
     /// How many of the largest memory consumers an out-of-memory error names (0: no tracking).
     #[arg(long, default_value = "3")]
     pub top_memory_consumers: usize,
+}
 
-    /// Run sqllogictest files instead of SQL: files, folders (searched for `.slt` files) or
-    /// FILE:LINE (only that query). Each file runs in a fresh session with the plugin, compared
-    /// as this project's own suite is; exits non-zero when a file fails.
-    #[arg(long = "slt", num_args = 1.., value_name = "FILE_OR_DIR")]
-    pub slt: Vec<String>,
-
-    /// With --slt: rewrite the files' expected output in place.
-    #[arg(long, requires = "slt")]
-    pub complete: bool,
+/// What `variant-sql` runs instead of SQL.
+#[cfg(feature = "distributed")]
+#[derive(Debug, clap::Subcommand, PartialEq)]
+pub enum Command {
+    /// Serve as a datafusion-distributed worker: runs the parts of queries that a coordinator
+    /// (`variant-sql --workers`, or an application with our coordinator session) sends, until
+    /// SIGTERM or Ctrl-C. Object stores come from the environment (AWS_*, GOOGLE_*).
+    Worker(super::worker::WorkerArgs),
 }
 
 impl Args {
@@ -179,20 +209,29 @@ fn parse_memory_limit(size: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("memory pool size '{size}' is too large"))
 }
 
-/// The memory pool of `--memory-limit` (None: DataFusion's unbounded default).
-fn memory_pool(args: &Args) -> Option<Arc<dyn MemoryPool>> {
-    let limit = args.memory_limit?;
-    let top = NonZeroUsize::new(args.top_memory_consumers);
-    Some(match (&args.mem_pool_type, top) {
-        (PoolType::Greedy, None) => Arc::new(GreedyMemoryPool::new(limit)),
-        (PoolType::Greedy, Some(top)) => {
-            Arc::new(TrackConsumersPool::new(GreedyMemoryPool::new(limit), top))
-        }
-        (PoolType::Fair, None) => Arc::new(FairSpillPool::new(limit)),
-        (PoolType::Fair, Some(top)) => {
-            Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top))
-        }
-    })
+#[cfg(feature = "distributed")]
+fn parse_workers(list: &str) -> Result<String, String> {
+    crate::distributed::workers::parse_worker_urls(list)
+        .map(|_| list.to_string())
+        .map_err(|e| e.strip_backtrace())
+}
+
+impl MemoryArgs {
+    /// The memory pool of `--memory-limit` (None: DataFusion's unbounded default).
+    pub fn pool(&self) -> Option<Arc<dyn MemoryPool>> {
+        let limit = self.memory_limit?;
+        let top = NonZeroUsize::new(self.top_memory_consumers);
+        Some(match (&self.mem_pool_type, top) {
+            (PoolType::Greedy, None) => Arc::new(GreedyMemoryPool::new(limit)),
+            (PoolType::Greedy, Some(top)) => {
+                Arc::new(TrackConsumersPool::new(GreedyMemoryPool::new(limit), top))
+            }
+            (PoolType::Fair, None) => Arc::new(FairSpillPool::new(limit)),
+            (PoolType::Fair, Some(top)) => {
+                Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top))
+            }
+        })
+    }
 }
 
 fn parse_file(file: &str) -> Result<String, String> {
@@ -233,19 +272,28 @@ pub async fn build_session(
     registry: Arc<InstrumentedObjectStoreRegistry>,
 ) -> Result<(VariantCliContext, usize)> {
     let mut runtime = RuntimeEnvBuilder::new().with_object_store_registry(registry);
-    if let Some(pool) = memory_pool(args) {
+    if let Some(pool) = args.memory.pool() {
         runtime = runtime.with_memory_pool(pool);
     }
     let runtime = runtime.build_arc()?;
     // Built from a state builder: the `VARIANT` type name needs a type planner, which DataFusion
     // only accepts at build time.
-    let state = crate::register_all_with_state(
-        SessionStateBuilder::new()
-            .with_default_features()
-            .with_config(session_config(args)?)
-            .with_runtime_env(runtime),
-    )
-    .build();
+    let builder = SessionStateBuilder::new()
+        .with_default_features()
+        .with_config(session_config(args)?)
+        .with_runtime_env(runtime);
+    #[cfg(feature = "distributed")]
+    let state = match &args.workers {
+        Some(list) => {
+            use crate::distributed::workers::{
+                WorkerList, coordinator_session_state, parse_worker_urls,
+            };
+            coordinator_session_state(builder, WorkerList::new(parse_worker_urls(list)?))?
+        }
+        None => crate::register_all_with_state(builder).build(),
+    };
+    #[cfg(not(feature = "distributed"))]
+    let state = crate::register_all_with_state(builder).build();
     let ctx = SessionContext::new_with_state(state).enable_url_table();
     ctx.refresh_catalogs().await?;
     ctx.register_catalog_list(Arc::new(DynamicObjectStoreCatalog::new(
@@ -264,6 +312,10 @@ pub async fn build_session(
 /// Runs the program with `args`: -f files first, then -c commands, or the REPL when neither is
 /// given.
 pub async fn run(args: Args) -> Result<()> {
+    #[cfg(feature = "distributed")]
+    if let Some(Command::Worker(worker)) = args.command {
+        return super::worker::run_worker(worker).await;
+    }
     if let Some(dir) = &args.data_path {
         env::set_current_dir(dir)?;
     }
@@ -385,14 +437,14 @@ mod tests {
             ".",
         ])
         .unwrap();
-        assert_eq!(args.memory_limit, Some(512 << 20));
-        assert_eq!(args.mem_pool_type, PoolType::Fair);
+        assert_eq!(args.memory.memory_limit, Some(512 << 20));
+        assert_eq!(args.memory.mem_pool_type, PoolType::Fair);
         assert_eq!(args.batch_size, Some(100));
         assert_eq!(args.data_path.as_deref(), Some("."));
-        assert!(memory_pool(&args).is_some());
+        assert!(args.memory.pool().is_some());
         let args = Args::try_parse_from(["variant-sql"]).unwrap();
-        assert_eq!(args.mem_pool_type, PoolType::Greedy);
-        assert!(memory_pool(&args).is_none());
+        assert_eq!(args.memory.mem_pool_type, PoolType::Greedy);
+        assert!(args.memory.pool().is_none());
 
         assert_eq!(parse_memory_limit("1024"), Ok(1024));
         assert_eq!(parse_memory_limit("2KB"), Ok(2048));
@@ -412,5 +464,36 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    /// `variant-sql worker --listen ADDR [-m ..]`, and `--workers` (not beside a subcommand).
+    #[cfg(feature = "distributed")]
+    #[test]
+    fn parses_worker_and_coordinator_flags() {
+        let args = Args::try_parse_from([
+            "variant-sql",
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "-m",
+            "1g",
+        ])
+        .unwrap();
+        let Some(Command::Worker(worker)) = args.command else {
+            panic!("{args:?}")
+        };
+        assert_eq!(worker.listen.to_string(), "127.0.0.1:0");
+        assert_eq!(worker.memory.memory_limit, Some(1 << 30));
+        assert!(Args::try_parse_from(["variant-sql", "worker"]).is_err());
+        assert!(Args::try_parse_from(["variant-sql", "worker", "--listen", "nowhere"]).is_err());
+        assert!(
+            Args::try_parse_from(["variant-sql", "-c", "SELECT 1", "worker", "--listen", ":1"])
+                .is_err()
+        );
+
+        let args = Args::try_parse_from(["variant-sql", "--workers", "a:1,b:2"]).unwrap();
+        assert_eq!(args.workers.as_deref(), Some("a:1,b:2"));
+        assert!(args.command.is_none());
+        assert!(Args::try_parse_from(["variant-sql", "--workers", "a:1,ftp://b:2"]).is_err());
     }
 }

@@ -59,7 +59,15 @@ impl CliSessionContext for VariantCliContext {
 
     /// Executes `plan` (DDL and statements run now, as in [`SessionContext::execute_logical_plan`])
     /// and returns the result with its variants rendered as JSON text.
+    /// On a coordinator (`--workers`), EXPLAIN shows the distributed plan
+    /// ([`crate::distributed::explain_distributed`]).
     async fn execute_logical_plan(&self, plan: LogicalPlan) -> Result<DataFrame> {
+        #[cfg(feature = "distributed")]
+        if let Some(batch) =
+            crate::distributed::explain_distributed(&self.ctx.state(), &plan).await?
+        {
+            return self.ctx.read_batch(batch);
+        }
         display_variants(self.ctx.execute_logical_plan(plan).await?)
     }
 }

@@ -1,5 +1,12 @@
 //! Running on [datafusion-distributed](https://github.com/datafusion-contrib/datafusion-distributed)
-//! (cargo feature `distributed`): what the coordinator's and every worker's session need of ours.
+//! (cargo feature `distributed`): what the coordinator's and every worker's session need of ours
+//! ([`variant_session_state`]), workers at network addresses ([`workers`]: the list, the
+//! channels, the two sessions), and EXPLAIN of the distributed plan ([`explain_distributed`]).
+mod explain;
+pub mod workers;
+
+pub use explain::explain_distributed;
+
 use datafusion::common::Result;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion_distributed::{

@@ -1,0 +1,270 @@
+//! Workers at network addresses: the coordinator's list of workers ([`WorkerList`]), the gRPC
+//! channels to them ([`WorkerChannels`]: bounded connection time, HTTP/2 keep-alive, and every
+//! error prefixed with the worker it came from), and the two session states
+//! ([`coordinator_session_state`], [`worker_session_state`]).
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::execution::{SessionState, SessionStateBuilder, TaskContext};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion_distributed::{
+    ChannelResolver, CoordinatorToWorkerMsg, DistributedExt, ExecuteTaskRequest,
+    GetWorkerInfoRequest, GetWorkerInfoResponse, SessionStateBuilderExt, SetPlanRequest,
+    WorkerChannel, WorkerResolver, WorkerToCoordinatorMsg, grpc,
+};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use tonic::transport::Endpoint;
+use url::Url;
+
+use super::variant_session_state;
+
+/// How long a connection to a worker may take before the query fails naming the worker.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// The HTTP/2 keep-alive ping interval, and how long a ping may go unanswered before the
+/// connection (and the query on it) fails: a worker that vanishes mid-query (its machine gone,
+/// not only its process) is noticed within twice this.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// Parses a comma-separated list of workers: `host:port` (taken as `http://host:port`) or
+/// `http://` / `https://` URLs. Errors name the entry that is not an address.
+pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
+    let mut urls = vec![];
+    for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let text = if entry.contains("://") {
+            entry.to_string()
+        } else {
+            format!("http://{entry}")
+        };
+        let url = Url::parse(&text).map_err(|e| {
+            DataFusionError::Configuration(format!("worker '{entry}' is not an address: {e}"))
+        })?;
+        if !matches!(url.scheme(), "http" | "https")
+            || url.host_str().is_none()
+            || url.port_or_known_default().is_none()
+            || url.path() != "/"
+        {
+            return Err(DataFusionError::Configuration(format!(
+                "worker '{entry}' is not an address: expected host:port or http(s)://host:port"
+            )));
+        }
+        urls.push(url);
+    }
+    if urls.is_empty() {
+        return Err(DataFusionError::Configuration(
+            "the worker list is empty: expected host:port[,host:port...]".to_string(),
+        ));
+    }
+    Ok(urls)
+}
+
+/// A fixed list of workers, the coordinator's [`WorkerResolver`].
+#[derive(Debug, Clone)]
+pub struct WorkerList {
+    urls: Arc<[Url]>,
+}
+
+impl WorkerList {
+    /// The workers at `urls`.
+    pub fn new(urls: Vec<Url>) -> Self {
+        WorkerList { urls: urls.into() }
+    }
+
+    /// The workers' URLs.
+    pub fn urls(&self) -> &[Url] {
+        &self.urls
+    }
+}
+
+impl WorkerResolver for WorkerList {
+    fn get_urls(&self) -> Result<Vec<Url>> {
+        Ok(self.urls.to_vec())
+    }
+}
+
+/// The [`ChannelResolver`] of the coordinator and of every worker (a worker reads the stages
+/// below its own from other workers): one gRPC channel per worker, connected on first use and
+/// again after a failure, within [`CONNECT_TIMEOUT`], with HTTP/2 keep-alive pings
+/// ([`KEEP_ALIVE`]). Every error that comes through a channel names its worker, the worker's own
+/// errors included.
+#[derive(Clone, Default)]
+pub struct WorkerChannels {
+    channels: Arc<Mutex<HashMap<Url, grpc::BoxCloneSyncChannel>>>,
+}
+
+impl WorkerChannels {
+    fn channel(&self, url: &Url) -> Result<grpc::BoxCloneSyncChannel> {
+        let mut channels = self
+            .channels
+            .lock()
+            .map_err(|_| DataFusionError::Internal("worker channels lock poisoned".into()))?;
+        if let Some(channel) = channels.get(url) {
+            return Ok(channel.clone());
+        }
+        let endpoint = Endpoint::from_shared(url.to_string())
+            .map_err(|e| name_worker(url, DataFusionError::External(Box::new(e))))?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .http2_keep_alive_interval(KEEP_ALIVE)
+            .keep_alive_timeout(KEEP_ALIVE)
+            .keep_alive_while_idle(true)
+            .tcp_nodelay(true);
+        let channel = grpc::BoxCloneSyncChannel::new(endpoint.connect_lazy());
+        channels.insert(url.clone(), channel.clone());
+        Ok(channel)
+    }
+}
+
+#[async_trait]
+impl ChannelResolver for WorkerChannels {
+    async fn get_worker_client_for_url(&self, url: &Url) -> Result<Box<dyn WorkerChannel>> {
+        Ok(Box::new(NamedWorkerChannel {
+            url: url.clone(),
+            inner: grpc::create_worker_client(self.channel(url)?),
+        }))
+    }
+}
+
+/// `error`, said to come from the worker at `url` (once: an error already naming that worker
+/// is returned as it is).
+fn name_worker(url: &Url, error: DataFusionError) -> DataFusionError {
+    let context = format!("worker {}", url.as_str().trim_end_matches('/'));
+    match &error {
+        DataFusionError::Context(existing, _) if *existing == context => error,
+        _ => DataFusionError::Context(context, Box::new(error)),
+    }
+}
+
+/// A worker's channel whose errors, and the errors in its streams, name the worker.
+struct NamedWorkerChannel {
+    url: Url,
+    inner: Box<dyn WorkerChannel>,
+}
+
+impl NamedWorkerChannel {
+    fn name_stream<T: Send + 'static>(
+        &self,
+        stream: BoxStream<'static, Result<T>>,
+    ) -> BoxStream<'static, Result<T>> {
+        let url = self.url.clone();
+        stream
+            .map(move |item| item.map_err(|e| name_worker(&url, e)))
+            .boxed()
+    }
+}
+
+#[async_trait]
+impl WorkerChannel for NamedWorkerChannel {
+    async fn coordinator_channel(
+        &mut self,
+        headers: http::HeaderMap,
+        set_plan_request: SetPlanRequest,
+        c2w_stream: BoxStream<'static, CoordinatorToWorkerMsg>,
+        metrics: ExecutionPlanMetricsSet,
+        task_ctx: &Arc<TaskContext>,
+    ) -> Result<BoxStream<'static, Result<WorkerToCoordinatorMsg>>> {
+        let stream = self
+            .inner
+            .coordinator_channel(headers, set_plan_request, c2w_stream, metrics, task_ctx)
+            .await
+            .map_err(|e| name_worker(&self.url, e))?;
+        Ok(self.name_stream(stream))
+    }
+
+    async fn execute_task(
+        &mut self,
+        headers: http::HeaderMap,
+        request: ExecuteTaskRequest,
+        metrics: ExecutionPlanMetricsSet,
+        task_ctx: &Arc<TaskContext>,
+    ) -> Result<Vec<BoxStream<'static, Result<RecordBatch>>>> {
+        let streams = self
+            .inner
+            .execute_task(headers, request, metrics, task_ctx)
+            .await
+            .map_err(|e| name_worker(&self.url, e))?;
+        Ok(streams
+            .into_iter()
+            .map(|stream| self.name_stream(stream))
+            .collect())
+    }
+
+    async fn get_worker_info(
+        &mut self,
+        request: GetWorkerInfoRequest,
+    ) -> Result<GetWorkerInfoResponse> {
+        self.inner
+            .get_worker_info(request)
+            .await
+            .map_err(|e| name_worker(&self.url, e))
+    }
+}
+
+/// The coordinator's session: ours ([`variant_session_state`]) planned by datafusion-distributed
+/// across `workers`, reached through [`WorkerChannels`].
+pub fn coordinator_session_state(
+    builder: SessionStateBuilder,
+    workers: WorkerList,
+) -> Result<SessionState> {
+    variant_session_state(
+        builder
+            .with_distributed_worker_resolver(workers)
+            .with_distributed_channel_resolver(WorkerChannels::default())
+            .with_distributed_planner(),
+    )
+}
+
+/// A worker's session for one query (from the builder datafusion-distributed hands the
+/// worker): ours, reaching other workers through `channels` (shared by the worker's queries, so
+/// connections are reused).
+pub fn worker_session_state(
+    builder: SessionStateBuilder,
+    channels: WorkerChannels,
+) -> Result<SessionState> {
+    variant_session_state(builder.with_distributed_channel_resolver(channels))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_worker_lists() {
+        let urls =
+            parse_worker_urls("localhost:50051, 10.0.0.2:7000,https://w3.example:443").unwrap();
+        let urls: Vec<&str> = urls.iter().map(Url::as_str).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://localhost:50051/",
+                "http://10.0.0.2:7000/",
+                "https://w3.example/"
+            ]
+        );
+        for bad in [
+            "",
+            " , ",
+            "ftp://x:1",
+            "http://x:1/path",
+            "x:notaport",
+            "http://",
+        ] {
+            assert!(parse_worker_urls(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn errors_name_their_worker_once() {
+        let url = Url::parse("http://127.0.0.1:9/").unwrap();
+        let error = name_worker(&url, DataFusionError::Execution("boom".into()));
+        assert_eq!(
+            error.to_string(),
+            "worker http://127.0.0.1:9\ncaused by\nExecution error: boom"
+        );
+        let again = name_worker(&url, error);
+        assert_eq!(again.to_string().matches("worker http").count(), 1);
+    }
+}

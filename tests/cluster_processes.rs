@@ -1,0 +1,335 @@
+//! A cluster of `variant-sql worker` processes (the built binary) on loopback ports, driven by
+//! `variant-sql --workers`: answers equal to one process, EXPLAIN shows the stages, a worker
+//! killed during a query or a COPY gives an error naming it (and no partial output), an
+//! unreachable worker is named, a SIGTERM stops a worker cleanly.
+//! Needs `--features distributed` (and the default `cli`).
+#![cfg(all(feature = "distributed", feature = "cli"))]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_variant-sql");
+/// How long a worker may take to start, and a failing query to fail.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A `variant-sql worker` process on a free loopback port, killed when dropped; its stderr is
+/// collected as it comes.
+struct WorkerProcess {
+    child: Child,
+    address: String,
+    log: Arc<(Mutex<String>, Condvar)>,
+}
+
+impl WorkerProcess {
+    fn start() -> Self {
+        let mut child = Command::new(BIN)
+            .args(["worker", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("variant-sql worker starts");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new((Mutex::new(String::new()), Condvar::new()));
+        let writer = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let (text, changed) = &*writer;
+                let mut text = text.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+                changed.notify_all();
+            }
+        });
+        let mut worker = WorkerProcess {
+            child,
+            address: String::new(),
+            log,
+        };
+        let log = worker.wait_for("listening on ");
+        let line = log.lines().find(|l| l.contains("listening on ")).unwrap();
+        worker.address = line.rsplit(' ').next().unwrap().to_string();
+        assert!(worker.address.starts_with("127.0.0.1:"), "{line}");
+        worker
+    }
+
+    /// Waits until the worker's stderr holds `text`; returns all of it.
+    fn wait_for(&self, text: &str) -> String {
+        let (log, changed) = &*self.log;
+        let deadline = Instant::now() + PATIENCE;
+        let mut log = log.lock().unwrap();
+        while !log.contains(text) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "the worker never said {text:?}; it said:\n{log}"
+            );
+            log = changed.wait_timeout(log, left).unwrap().0;
+        }
+        log.clone()
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// datafusion-distributed's threshold for scanning files on workers (16 MiB per partition by
+/// default), lowered so that the small test files are spread over the workers.
+const DISTRIBUTE_SMALL_FILES: &str = "SET distributed.file_scan_config_bytes_per_partition = 1";
+
+/// `variant-sql -q --format csv --no-sample [--workers ..] -c ...` started (not waited for).
+fn spawn_sql(workers: Option<&str>, commands: &[&str]) -> Child {
+    let mut command = Command::new(BIN);
+    command.args(["-q", "--format", "csv", "--no-sample"]);
+    if let Some(workers) = workers {
+        // the sample is small: one byte per partition makes every file a task on a worker
+        command.args(["--workers", workers, "-c", DISTRIBUTE_SMALL_FILES]);
+    }
+    for sql in commands {
+        command.args(["-c", sql]);
+    }
+    command
+        .env_remove("VARIANT_SQL_WORKERS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("variant-sql runs")
+}
+
+/// Waits for `child` at most [`PATIENCE`] (a hang is a failure).
+fn finish(mut child: Child) -> Output {
+    let deadline = Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("variant-sql did not finish within {PATIENCE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn sql(workers: Option<&str>, commands: &[&str]) -> String {
+    let out = finish(spawn_sql(workers, commands));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        out.status.success(),
+        "{commands:?} on {workers:?} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
+fn failed(out: Output) -> String {
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success(), "succeeded; stderr:\n{stderr}");
+    stderr
+}
+
+/// The bundled sample events (5,000 rows), written as eight Variant Parquet files under `dir`.
+fn write_events(dir: &Path) {
+    let copies: Vec<String> = (0..8)
+        .map(|part| {
+            format!(
+                "COPY (SELECT * FROM events WHERE id % 8 = {part}) TO '{}/part-{part}.parquet' \
+                 STORED AS PARQUET",
+                dir.display()
+            )
+        })
+        .collect();
+    let mut command = Command::new(BIN);
+    command.arg("-q");
+    for copy in &copies {
+        command.args(["-c", copy]);
+    }
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn table(dir: &Path) -> String {
+    format!(
+        "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION '{}/'",
+        dir.display()
+    )
+}
+
+const QUERIES: [&str; 3] = [
+    "SELECT kind, count(*) AS n, count(payload:user.geo.country::string) AS located \
+     FROM t GROUP BY kind ORDER BY kind",
+    "SELECT payload:user.geo.country::string AS country, count(*) AS n FROM t \
+     GROUP BY country ORDER BY n DESC, country LIMIT 5",
+    "SELECT id, payload:user.id::int AS user_id, to_json(payload:user) AS user FROM t \
+     WHERE payload:user.geo.country::string = 'DE' ORDER BY id LIMIT 3",
+];
+
+/// Per-row work that keeps a worker busy for seconds (some 150 KB of regex work per row), so a
+/// worker can be killed while its task runs.
+const SLOW: &str =
+    "SELECT kind, length(regexp_replace(repeat(kind || id, 20000), 'a', 'b', 'g')) AS n FROM t";
+
+#[test]
+fn a_cluster_of_worker_processes() {
+    let data = common::TempPath::dir("variant-cluster-processes");
+    write_events(&data);
+    let create = table(&data);
+
+    let first = WorkerProcess::start();
+    let second = WorkerProcess::start();
+    let both = format!("{},{}", first.address, second.address);
+
+    // the same answers as one process, every query through the workers
+    for query in QUERIES {
+        let alone = sql(None, &[&create, query]);
+        let cluster = sql(Some(&both), &[&create, query]);
+        assert_eq!(cluster, alone, "{query}");
+        assert!(alone.lines().count() > 1, "{query}: {alone}");
+    }
+    for worker in [&first, &second] {
+        worker.wait_for("task 1 of ");
+    }
+
+    // EXPLAIN shows the stages and the workers that run them
+    let explain = sql(
+        Some(&both),
+        &[&create, &format!("EXPLAIN FORMAT INDENT {}", QUERIES[0])],
+    );
+    assert!(explain.contains("DistributedExec"), "{explain}");
+    assert!(explain.contains("Stage"), "{explain}");
+}
+
+#[test]
+fn a_worker_killed_during_a_query_is_named_and_the_rest_work_on() {
+    let data = common::TempPath::dir("variant-cluster-kill");
+    write_events(&data);
+    let create = table(&data);
+    let mut victim = WorkerProcess::start();
+    let survivor = WorkerProcess::start();
+    let both = format!("{},{}", victim.address, survivor.address);
+
+    let query = spawn_sql(
+        Some(&both),
+        &[&create, &format!("SELECT max(n) FROM ({SLOW})")],
+    );
+    victim.wait_for("started");
+    victim.child.kill().unwrap();
+    let error = failed(finish(query));
+    assert!(
+        error.contains(&format!("worker {}", victim.url())),
+        "{error}"
+    );
+
+    // the coordinator of the next query, on the workers that are left, answers
+    let alone = sql(None, &[&create, QUERIES[0]]);
+    assert_eq!(sql(Some(&survivor.address), &[&create, QUERIES[0]]), alone);
+
+    // a worker that cannot be reached is named, at once
+    let started = Instant::now();
+    let error = failed(finish(spawn_sql(Some(&both), &[&create, QUERIES[0]])));
+    assert!(
+        error.contains(&format!("worker {}", victim.url())),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_worker_killed_during_a_copy_leaves_no_output() {
+    let data = common::TempPath::dir("variant-cluster-copy");
+    write_events(&data);
+    let out = common::TempPath::dir("variant-cluster-copy-out");
+    let target = out.join("slow");
+    let create = table(&data);
+    let mut victim = WorkerProcess::start();
+    let survivor = WorkerProcess::start();
+    let both = format!("{},{}", victim.address, survivor.address);
+
+    let copy = spawn_sql(
+        Some(&both),
+        &[
+            &create,
+            &format!("COPY ({SLOW}) TO '{}/' STORED AS PARQUET", target.display()),
+        ],
+    );
+    victim.wait_for("started");
+    victim.child.kill().unwrap();
+    let error = failed(finish(copy));
+    assert!(
+        error.contains(&format!("worker {}", victim.url())),
+        "{error}"
+    );
+    let written: Vec<_> = walk(&out);
+    assert!(written.is_empty(), "a failed COPY left {written:?}");
+}
+
+/// Every file under `dir`, at any depth.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn sigterm_stops_a_worker_and_frees_its_port() {
+    let mut worker = WorkerProcess::start();
+    let pid = worker.child.id().to_string();
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + PATIENCE;
+    let exit = loop {
+        if let Some(exit) = worker.child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "the worker did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "{exit}");
+    worker.wait_for("SIGTERM, stopping");
+    TcpListener::bind(&worker.address).expect("the port is free again");
+}
+
+#[test]
+fn bad_worker_lists_are_refused() {
+    for list in ["", "not a host:port", "ftp://x:1"] {
+        let out = Command::new(BIN)
+            .args(["--workers", list, "-c", "SELECT 1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{list:?}");
+        assert!(stderr.contains("worker"), "{list:?}: {stderr}");
+    }
+    let out = Command::new(BIN)
+        .args(["worker", "--listen", "127.0.0.1:0", "-c", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
