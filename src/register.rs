@@ -60,7 +60,10 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     let mut state = state.write();
     let pool = Arc::clone(&state.runtime_env().memory_pool);
     let extensions = &mut state.config_mut().options_mut().extensions;
-    extensions.insert(VariantConfig::default());
+    // kept when the configuration has them already (a session's copy, its `SET`s included)
+    if extensions.get::<VariantConfig>().is_none() {
+        extensions.insert(VariantConfig::default());
+    }
     extensions.insert(KernelMemory::new(pool));
     state.register_expr_planner(Arc::new(ColonPathPlanner))?;
     state.register_expr_planner(Arc::new(VariantComparisonPlanner))?;
@@ -163,7 +166,10 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .get_or_insert_with(SessionConfig::new)
         .options_mut()
         .extensions;
-    extensions.insert(VariantConfig::default());
+    // kept when the configuration has them already (a session's copy, its `SET`s included)
+    if extensions.get::<VariantConfig>().is_none() {
+        extensions.insert(VariantConfig::default());
+    }
     if let Some(pool) = pool {
         extensions.insert(KernelMemory::new(pool));
     }

@@ -1,7 +1,8 @@
 //! A cluster of `variant-sql worker` processes (the built binary) on loopback ports, driven by
 //! `variant-sql --workers`: answers equal to one process, EXPLAIN shows the stages, a worker
 //! killed during a query or a COPY gives an error naming it (and no partial output), an
-//! unreachable worker is named, a SIGTERM stops a worker cleanly.
+//! unreachable worker is named, a SIGTERM stops a worker cleanly; Variant Parquet read through
+//! the S3 API (a local moto server) on one process and on workers.
 //! Needs `--features distributed` (and the default `cli`).
 #![cfg(all(feature = "distributed", feature = "cli"))]
 
@@ -28,8 +29,14 @@ struct WorkerProcess {
 
 impl WorkerProcess {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A worker with these environment variables.
+    fn start_with(env: &[(&str, String)]) -> Self {
         let mut child = Command::new(BIN)
             .args(["worker", "--listen", "127.0.0.1:0"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -93,7 +100,13 @@ const DISTRIBUTE_SMALL_FILES: &str = "SET distributed.file_scan_config_bytes_per
 
 /// `variant-sql -q --format csv --no-sample [--workers ..] -c ...` started (not waited for).
 fn spawn_sql(workers: Option<&str>, commands: &[&str]) -> Child {
+    spawn_sql_with(&[], workers, commands)
+}
+
+/// [`spawn_sql`] with these environment variables.
+fn spawn_sql_with(env: &[(&str, String)], workers: Option<&str>, commands: &[&str]) -> Child {
     let mut command = Command::new(BIN);
+    command.envs(env.iter().map(|(k, v)| (k, v)));
     command.args(["-q", "--format", "csv", "--no-sample"]);
     if let Some(workers) = workers {
         // the sample is small: one byte per partition makes every file a task on a worker
@@ -124,7 +137,12 @@ fn finish(mut child: Child) -> Output {
 }
 
 fn sql(workers: Option<&str>, commands: &[&str]) -> String {
-    let out = finish(spawn_sql(workers, commands));
+    sql_with(&[], workers, commands)
+}
+
+/// [`sql`] with these environment variables.
+fn sql_with(env: &[(&str, String)], workers: Option<&str>, commands: &[&str]) -> String {
+    let out = finish(spawn_sql_with(env, workers, commands));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -213,6 +231,33 @@ fn a_cluster_of_worker_processes() {
     );
     assert!(explain.contains("DistributedExec"), "{explain}");
     assert!(explain.contains("Stage"), "{explain}");
+    assert!(explain.contains(&first.url()), "{explain}");
+
+    // a worker that answers with an error: it and the file are named
+    let bad = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/sqllogictests/data/unreadable/bad_page"
+    );
+    let create_bad = format!("CREATE EXTERNAL TABLE bad STORED AS PARQUET LOCATION '{bad}/'");
+    let error = failed(finish(spawn_sql(
+        Some(&both),
+        &[&create_bad, "SELECT sum(id) FROM bad"],
+    )));
+    assert!(error.contains("Error: worker http://127.0.0.1:"), "{error}");
+    assert!(
+        error.contains(&format!("reading file file://{bad}/bad_page.parquet")),
+        "{error}"
+    );
+    // skipped on the workers too
+    let skipped = sql(
+        Some(&both),
+        &[
+            "SET variant.ignore_corrupt_files = true",
+            &create_bad,
+            "SELECT sum(id) FROM bad",
+        ],
+    );
+    assert_eq!(skipped, "sum(bad.id)\n20100\n");
 }
 
 #[test]
@@ -332,4 +377,117 @@ fn bad_worker_lists_are_refused() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+}
+
+/// A local S3-compatible server (moto, `tests/s3/moto-server.sh`: a venv of its own under
+/// target/), killed when dropped.
+struct S3Server {
+    child: Child,
+    port: u16,
+}
+
+impl S3Server {
+    fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/s3/moto-server.sh");
+        let child = Command::new("bash")
+            .args([script, &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bash runs tests/s3/moto-server.sh");
+        let mut server = S3Server { child, port };
+        // the first start installs moto: minutes at most
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(exit) = server.child.try_wait().unwrap() {
+                panic!("tests/s3/moto-server.sh ended: {exit}");
+            }
+            assert!(Instant::now() < deadline, "moto did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    /// What variant-sql (coordinator and workers) needs to reach the server.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ACCESS_KEY_ID", "test".into()),
+            ("AWS_SECRET_ACCESS_KEY", "test".into()),
+            ("AWS_REGION", "us-east-1".into()),
+            ("AWS_ENDPOINT", format!("http://127.0.0.1:{}", self.port)),
+            ("AWS_ALLOW_HTTP", "true".into()),
+        ]
+    }
+
+    /// Creates `bucket` (S3's CreateBucket: a PUT of the bucket; moto takes it unsigned).
+    fn create_bucket(&self, bucket: &str) {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            stream,
+            "PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.port
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
+    let s3 = S3Server::start();
+    let env = s3.env();
+    s3.create_bucket("lake");
+    // written through the S3 API by one process (the sample events, with `-q` and the sample)
+    let out = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .args([
+            "-q",
+            "-c",
+            "COPY (SELECT * FROM events WHERE id % 2 = 0) TO 's3://lake/events/even.parquet' STORED AS PARQUET",
+            "-c",
+            "COPY (SELECT * FROM events WHERE id % 2 = 1) TO 's3://lake/events/odd.parquet' STORED AS PARQUET",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let create = "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION 's3://lake/events/'";
+    let local = common::TempPath::dir("variant-cluster-s3-local");
+    write_events(&local);
+    let create_local = table(&local);
+    let first = WorkerProcess::start_with(&env);
+    let second = WorkerProcess::start_with(&env);
+    let both = format!("{},{}", first.address, second.address);
+    for query in QUERIES {
+        let expected = sql(None, &[&create_local, query]);
+        assert_eq!(sql_with(&env, None, &[create, query]), expected, "{query}");
+        assert_eq!(
+            sql_with(&env, Some(&both), &[create, query]),
+            expected,
+            "{query}"
+        );
+    }
+    // the workers read the files themselves
+    for worker in [&first, &second] {
+        worker.wait_for("task 1 of ");
+    }
 }

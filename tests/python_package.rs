@@ -8,9 +8,14 @@ use std::process::Command;
 #[test]
 fn the_python_package_passes_its_tests() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/run-tests.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .status()
-        .expect("bash runs python/run-tests.sh");
+    let mut command = Command::new("bash");
+    command.arg(&script);
+    // the workers of test_workers_run_the_queries
+    if cfg!(feature = "distributed")
+        && let Some(binary) = option_env!("CARGO_BIN_EXE_variant-sql")
+    {
+        command.env("DFPV_VARIANT_SQL", binary);
+    }
+    let status = command.status().expect("bash runs python/run-tests.sh");
     assert!(status.success(), "python/run-tests.sh: {status}");
 }

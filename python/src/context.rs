@@ -6,6 +6,10 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_parquet_variant::distributed::explain_distributed;
+use datafusion_parquet_variant::distributed::workers::{
+    WorkerList, coordinator_session_state, parse_worker_urls,
+};
 use datafusion_parquet_variant::parquet::register_parquet_table;
 use datafusion_parquet_variant::register_all_with_state;
 use datafusion_parquet_variant::sql::run_sql;
@@ -65,11 +69,14 @@ impl PySessionContext {
     /// `memory_limit` (bytes, or a text such as `"512m"` or `"2g"`) bounds what queries hold in
     /// memory: one that needs more spills or fails with `ResourcesExhausted`.
     /// `target_partitions` is the number of parallel streams (default: the number of cores).
+    /// `workers` (`["host:port", ...]`, `variant-sql worker` processes) runs queries across them
+    /// on datafusion-distributed; every worker must reach the files.
     #[new]
-    #[pyo3(signature = (memory_limit=None, target_partitions=None))]
+    #[pyo3(signature = (memory_limit=None, target_partitions=None, workers=None))]
     fn new(
         memory_limit: Option<Bound<'_, PyAny>>,
         target_partitions: Option<usize>,
+        workers: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let memory_limit = memory_limit.map(|l| memory_size(&l)).transpose()?;
         let mut config = SessionConfig::new();
@@ -85,7 +92,15 @@ impl PySessionContext {
             .with_config(config)
             .with_runtime_env(runtime)
             .with_default_features();
-        let state = register_all_with_state(builder).build();
+        let state = match workers {
+            Some(workers) => {
+                let urls = parse_worker_urls(&workers.join(",")).map_err(|e| {
+                    PyValueError::new_err(format!("workers: {}", e.strip_backtrace()))
+                })?;
+                coordinator_session_state(builder, WorkerList::new(urls)).map_err(py_err)?
+            }
+            None => register_all_with_state(builder).build(),
+        };
         Ok(PySessionContext {
             ctx: SessionContext::new_with_state(state),
         })
@@ -99,6 +114,10 @@ impl PySessionContext {
         let query = query.to_string();
         let df = run(py, async move {
             let df = run_sql(&ctx, &query).await?;
+            // on a session with workers, EXPLAIN shows the distributed plan
+            if let Some(batch) = explain_distributed(&ctx.state(), df.logical_plan()).await? {
+                return ctx.read_batch(batch);
+            }
             if !matches!(
                 df.logical_plan(),
                 LogicalPlan::Copy(_) | LogicalPlan::Dml(_)

@@ -213,3 +213,57 @@ def test_read_json_variant_and_the_way_in(ctx, tmp_path):
         f"ORDER BY v:time_us::bigint) TO '{out}' STORED AS PARQUET"
     ).to_pylist()
     assert pq.read_table(out).num_rows == 4
+
+
+def _start_worker(binary):
+    """A `variant-sql worker` on a free loopback port: (process, "127.0.0.1:port")."""
+    import subprocess
+
+    process = subprocess.Popen(
+        [binary, "worker", "--listen", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = process.stderr.readline()
+    assert "listening on " in line, line
+    return process, line.split()[-1]
+
+
+@pytest.mark.skipif(
+    "DFPV_VARIANT_SQL" not in os.environ,
+    reason="needs variant-sql built with the `distributed` feature (cargo test sets DFPV_VARIANT_SQL)",
+)
+def test_workers_run_the_queries(shredded_file):
+    workers = [_start_worker(os.environ["DFPV_VARIANT_SQL"]) for _ in range(2)]
+    try:
+        query = "SELECT v:b::string AS b, count(*) AS n, sum(v:a::bigint) AS a FROM t GROUP BY b ORDER BY b"
+        local = dfpv.SessionContext()
+        local.register_parquet("t", str(shredded_file))
+        cluster = dfpv.SessionContext(workers=[address for _, address in workers])
+        cluster.sql("SET distributed.file_scan_config_bytes_per_partition = 1")
+        cluster.register_parquet("t", str(shredded_file))
+        expected = local.sql(query).to_pylist()
+        # b: "7" (event 3's number, cast as Spark casts it), x (events 1, 5), y (2), z (4),
+        # NULL (6 has none)
+        assert expected == [
+            {"b": "7", "n": 1, "a": 3},
+            {"b": "x", "n": 2, "a": 6},
+            {"b": "y", "n": 1, "a": 2},
+            {"b": "z", "n": 1, "a": 4},
+            {"b": None, "n": 1, "a": 6},
+        ]
+        assert cluster.sql(query).to_pylist() == expected
+        plan = cluster.sql(f"EXPLAIN {query}").to_pylist()
+        assert [row["plan_type"] for row in plan] == ["logical_plan", "distributed_plan", "workers"]
+        assert "Stage" in plan[1]["plan"]
+        assert plan[2]["plan"].split("\n") == [f"http://{address}" for _, address in workers]
+    finally:
+        for process, _ in workers:
+            process.kill()
+            process.wait()
+
+
+def test_bad_worker_lists_are_refused():
+    with pytest.raises(ValueError, match="workers: .*not an address"):
+        dfpv.SessionContext(workers=["nowhere:port"])

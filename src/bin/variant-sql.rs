@@ -6,6 +6,11 @@ use datafusion_parquet_variant::cli::app::{Args, run};
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // warnings of ours on stderr (a skipped corrupt file); RUST_LOG chooses others
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("datafusion_parquet_variant=warn"),
+    )
+    .init();
     let args = Args::parse();
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,

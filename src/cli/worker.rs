@@ -46,6 +46,7 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     .with_runtime_env(runtime)
     .with_version(env!("CARGO_PKG_VERSION"));
 
+    let mut signals = StopSignals::listen()?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| {
@@ -63,7 +64,7 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
         .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)));
     tokio::select! {
         served = server => served.map_err(|e| DataFusionError::External(Box::new(e)))?,
-        signal = stop_signal() => eprintln!("variant-sql worker on {address}: {signal}, stopping"),
+        signal = signals.wait() => eprintln!("variant-sql worker on {address}: {signal}, stopping"),
     }
     Ok(())
 }
@@ -85,23 +86,42 @@ fn log_task(ctx: &mut WorkerQueryContext) {
     }
 }
 
-/// Waits for SIGTERM or Ctrl-C (SIGINT) and says which came.
-async fn stop_signal() -> &'static str {
+/// SIGTERM and Ctrl-C (SIGINT), listened for from its creation on (a signal that comes before
+/// the server runs still stops it).
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return "interrupted";
-        };
-        tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = tokio::signal::ctrl_c() => "interrupted",
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn listen() -> Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(StopSignals {
+                term: signal(SignalKind::terminate())?,
+                interrupt: signal(SignalKind::interrupt())?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(StopSignals {})
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "interrupted"
+
+    /// Waits for one and says which came.
+    async fn wait(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.interrupt.recv() => "interrupted",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "interrupted"
+        }
     }
 }

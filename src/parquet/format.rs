@@ -31,6 +31,7 @@ use parquet::file::metadata::PageIndexPolicy;
 
 use super::ShreddingOptions;
 use super::expr_adapter::VariantExprAdapterFactory;
+use super::file_errors::{SkipFiles, in_file};
 use super::interval::{holds_interval, without_interval_ranges};
 use super::logical_types::{
     ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
@@ -273,11 +274,25 @@ impl FileFormat for VariantParquetFormat {
             // nor do maps whose writers name their entries differently (arrow-rs `entries`,
             // Spark and pyarrow `key_value`): each file's schema with its variant columns
             // unshredded and its maps' entries named as the Parquet format names them, merged.
+            // A file that cannot be read is named here (or skipped, with
+            // `variant.ignore_corrupt_files`).
             Err(merge_error) => {
+                let skip = SkipFiles::from_options(state.config_options());
                 let mut schemas = Vec::with_capacity(objects.len());
                 for object in objects {
                     let one = std::slice::from_ref(object);
-                    let schema = self.inner.infer_schema(state, store, one).await?;
+                    let schema = match self.inner.infer_schema(state, store, one).await {
+                        Ok(schema) => schema,
+                        Err(e) if skip.skips(&e).is_some() => {
+                            log::warn!(
+                                "schema inference skipped {}: {}",
+                                object.location,
+                                e.strip_backtrace()
+                            );
+                            continue;
+                        }
+                        Err(e) => return Err(in_file(object.location.as_ref(), e)),
+                    };
                     let schema = self.with_variants(state, store, one, &schema).await?;
                     schemas.push(
                         with_fields_changed(&schema, map_entries_named)
@@ -302,7 +317,11 @@ impl FileFormat for VariantParquetFormat {
         let stats = self
             .inner
             .infer_stats(state, store, Arc::clone(&table_schema), object)
-            .await?;
+            .await;
+        let stats = match unknown_if_skipped(state, object, stats)? {
+            Some(stats) => stats,
+            None => return Ok(Statistics::new_unknown(&table_schema)),
+        };
         Ok(without_interval_ranges(stats, &table_schema))
     }
 
@@ -325,10 +344,13 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<FileMeta> {
-        let mut meta = self
+        let meta = self
             .inner
             .infer_stats_and_ordering(state, store, Arc::clone(&table_schema), object)
-            .await?;
+            .await;
+        let Some(mut meta) = unknown_if_skipped(state, object, meta)? else {
+            return Ok(FileMeta::new(Statistics::new_unknown(&table_schema)));
+        };
         meta.statistics = without_interval_ranges(meta.statistics, &table_schema);
         Ok(meta)
     }
@@ -348,7 +370,8 @@ impl FileFormat for VariantParquetFormat {
             adapter = Some(ours);
         }
         let plan = self.inner.create_physical_plan(state, conf).await?;
-        Ok(with_variant_source(Arc::clone(&plan), adapter).unwrap_or(plan))
+        let skip = SkipFiles::from_options(state.config_options());
+        Ok(with_variant_source(Arc::clone(&plan), adapter, skip).unwrap_or(plan))
     }
 
     async fn create_writer_physical_plan(
@@ -419,12 +442,34 @@ impl FileFormat for VariantParquetFormat {
     }
 }
 
+/// `read` (a file's statistics): an error names the file, or is None (statistics unknown) when
+/// the session skips such files (their scan then skips them too, see [`super::file_errors`]).
+fn unknown_if_skipped<T>(
+    state: &dyn Session,
+    object: &ObjectMeta,
+    read: Result<T>,
+) -> Result<Option<T>> {
+    match read {
+        Ok(read) => Ok(Some(read)),
+        Err(e)
+            if SkipFiles::from_options(state.config_options())
+                .skips(&e)
+                .is_some() =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(in_file(object.location.as_ref(), e)),
+    }
+}
+
 /// `plan` (a Parquet scan) with its `ParquetSource` wrapped in a [`VariantParquetSource`] whose
 /// per-file work runs under `adapter`, which the scan is given too (the source does that work
-/// only under the very adapter it knows); None for another plan.
+/// only under the very adapter it knows), skipping the unreadable files `skip` says; None for
+/// another plan.
 pub(crate) fn with_variant_source(
     plan: Arc<dyn ExecutionPlan>,
     adapter: Option<Arc<VariantExprAdapterFactory>>,
+    skip: SkipFiles,
 ) -> Option<Arc<dyn ExecutionPlan>> {
     let exec = plan.downcast_ref::<DataSourceExec>()?;
     let config = exec.data_source().downcast_ref::<FileScanConfig>()?;
@@ -433,7 +478,8 @@ pub(crate) fn with_variant_source(
     if let Some(adapter) = &adapter {
         config.expr_adapter_factory = Some(Arc::clone(adapter) as _);
     }
-    config.file_source = Arc::new(VariantParquetSource::new(parquet.clone(), adapter));
+    config.file_source =
+        Arc::new(VariantParquetSource::new(parquet.clone(), adapter).with_skip_files(skip));
     Some(DataSourceExec::from_data_source(config))
 }
 

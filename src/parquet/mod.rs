@@ -28,6 +28,7 @@
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
 mod expr_adapter;
 mod facts;
+pub mod file_errors;
 pub(crate) mod format;
 pub mod interval;
 pub mod logical_types;

@@ -334,6 +334,15 @@ datafusion::common::extensions_options! {
         /// The inference rule: `default` (each place shredded on its dominant type, sparse
         /// fields kept within the column budget) or `spark` (Spark's rule).
         pub shred_inference: InferenceRule, default = InferenceRule::Default
+        /// Whether Parquet scans skip files they cannot decode (a bad footer, a corrupt page,
+        /// a truncated file), as Spark's `spark.sql.files.ignoreCorruptFiles`, instead of failing
+        /// with an error naming the file. Skipped files are counted in the scan's
+        /// `corrupt_files_skipped` metric and logged once each.
+        pub ignore_corrupt_files: bool, default = false
+        /// Whether Parquet scans skip files that are gone when they are read (listed when the
+        /// query was planned), as Spark's `spark.sql.files.ignoreMissingFiles`; counted in
+        /// `missing_files_skipped`.
+        pub ignore_missing_files: bool, default = false
     }
 }
 

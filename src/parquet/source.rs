@@ -43,6 +43,7 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
+use super::file_errors::{FileErrorMorselizer, SkipFiles};
 use super::interval::{IntervalReaderFactory, interval_columns};
 use super::is_encrypted;
 use super::pruning::{VariantPruning, variant_path_call};
@@ -57,12 +58,30 @@ pub struct VariantParquetSource {
     /// The expression adapter factory the format installed on the scan; the per-file work is
     /// done only when the scan uses it (not when a table configured another one).
     adapter: Option<Arc<VariantExprAdapterFactory>>,
+    /// Which unreadable files the scan skips (see [`super::file_errors`]); the others' errors
+    /// name them.
+    skip: SkipFiles,
 }
 
 impl VariantParquetSource {
     /// Wraps `inner`, for a scan whose expression adapter factory is `adapter`.
     pub fn new(inner: ParquetSource, adapter: Option<Arc<VariantExprAdapterFactory>>) -> Self {
-        Self { inner, adapter }
+        Self {
+            inner,
+            adapter,
+            skip: SkipFiles::default(),
+        }
+    }
+
+    /// This source, skipping the unreadable files `skip` says.
+    pub fn with_skip_files(mut self, skip: SkipFiles) -> Self {
+        self.skip = skip;
+        self
+    }
+
+    /// Which unreadable files the scan skips.
+    pub fn skip_files(&self) -> SkipFiles {
+        self.skip
     }
 
     /// The wrapped source.
@@ -79,7 +98,9 @@ impl VariantParquetSource {
     /// return), as it is otherwise.
     fn rewrap(&self, source: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
         match source.downcast_ref::<ParquetSource>() {
-            Some(parquet) => Arc::new(Self::new(parquet.clone(), self.adapter.clone())),
+            Some(parquet) => Arc::new(
+                Self::new(parquet.clone(), self.adapter.clone()).with_skip_files(self.skip),
+            ),
             None => source,
         }
     }
@@ -145,20 +166,10 @@ impl VariantParquetSource {
             _ => None,
         }
     }
-}
 
-impl FileSource for VariantParquetSource {
-    fn create_file_opener(
-        &self,
-        object_store: Arc<dyn ObjectStore>,
-        base_config: &FileScanConfig,
-        partition: usize,
-    ) -> Result<Arc<dyn datafusion::datasource::physical_plan::FileOpener>> {
-        self.opened_through(&object_store, base_config)
-            .create_file_opener(object_store, base_config, partition)
-    }
-
-    fn create_morselizer(
+    /// Our morselizer, which plans each file with its facts (see the module documentation), or
+    /// the wrapped source's where there is no per-file work.
+    fn variant_morselizer(
         &self,
         object_store: Arc<dyn ObjectStore>,
         base_config: &FileScanConfig,
@@ -196,6 +207,35 @@ impl FileSource for VariantParquetSource {
             }),
         }))
     }
+}
+
+impl FileSource for VariantParquetSource {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn datafusion::datasource::physical_plan::FileOpener>> {
+        self.opened_through(&object_store, base_config)
+            .create_file_opener(object_store, base_config, partition)
+    }
+
+    /// The variant morselizer (or the wrapped source's), its files' errors naming them or
+    /// skipping them (see [`super::file_errors`]).
+    fn create_morselizer(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Box<dyn Morselizer>> {
+        let inner = self.variant_morselizer(object_store, base_config, partition)?;
+        Ok(Box::new(FileErrorMorselizer::new(
+            inner,
+            base_config.object_store_url.as_str(),
+            self.skip,
+            self.inner.metrics(),
+        )))
+    }
 
     fn table_schema(&self) -> &TableSchema {
         self.inner.table_schema()
@@ -225,6 +265,16 @@ impl FileSource for VariantParquetSource {
     /// shredded leaves of files that shred them): `variant_paths=[v $.a, v $.b.c]`.
     fn fmt_extra(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         self.inner.fmt_extra(t, f)?;
+        for (skips, what) in [
+            (self.skip.corrupt, "ignore_corrupt_files"),
+            (self.skip.missing, "ignore_missing_files"),
+        ] {
+            match t {
+                _ if !skips => {}
+                DisplayFormatType::TreeRender => writeln!(f, "{what}=true")?,
+                _ => write!(f, ", {what}=true")?,
+            }
+        }
         let paths = self.variant_paths();
         if paths.is_empty() {
             return Ok(());
@@ -286,7 +336,9 @@ impl FileSource for VariantParquetSource {
                 datafusion::physical_expr::conjunction(source.filter().into_iter().chain(added));
             source = source.with_predicate(predicate);
         }
-        result.updated_node = Some(Arc::new(Self::new(source, self.adapter.clone())));
+        result.updated_node = Some(Arc::new(
+            Self::new(source, self.adapter.clone()).with_skip_files(self.skip),
+        ));
         Ok(result)
     }
 

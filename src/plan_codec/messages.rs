@@ -37,6 +37,12 @@ pub(crate) struct VariantScanNode {
     /// Whether the scan reads through our per-file expression adapter.
     #[prost(bool, tag = "2")]
     pub variant_adapter: bool,
+    /// Whether the scan skips files it cannot decode (`variant.ignore_corrupt_files`).
+    #[prost(bool, tag = "3")]
+    pub skip_corrupt_files: bool,
+    /// Whether the scan skips files that are gone (`variant.ignore_missing_files`).
+    #[prost(bool, tag = "4")]
+    pub skip_missing_files: bool,
 }
 
 /// A `DataSinkExec` whose sink publishes staged files (`parquet::staged`).

@@ -58,6 +58,7 @@ use prost::Message;
 use prost::bytes::Bytes;
 
 use crate::json_files::{VariantJsonSource, VariantJsonTable};
+use crate::parquet::file_errors::SkipFiles;
 use crate::parquet::format::with_variant_source;
 use crate::parquet::shred_on_write::is_unshredded_variant;
 use crate::parquet::staged::{StagedSink, StagedWrite, StagingText};
@@ -419,9 +420,12 @@ impl VariantPhysicalCodec {
         plain.file_source = Arc::new(source.inner().clone());
         plain.expr_adapter_factory = None;
         let plain: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(plain);
+        let skip = source.skip_files();
         Ok(VariantScanNode {
             scan: Some(converter.execution_plan_to_proto(&plain, self)?),
             variant_adapter: ours,
+            skip_corrupt_files: skip.corrupt,
+            skip_missing_files: skip.missing,
         })
     }
 
@@ -455,7 +459,11 @@ impl VariantPhysicalCodec {
         let adapter = node
             .variant_adapter
             .then(|| Arc::new(VariantExprAdapterFactory::over_default()));
-        match with_variant_source(plan, adapter) {
+        let skip = SkipFiles {
+            corrupt: node.skip_corrupt_files,
+            missing: node.skip_missing_files,
+        };
+        match with_variant_source(plan, adapter, skip) {
             Some(scan) => Ok(scan),
             None => internal_err!("a variant scan that is no Parquet file scan"),
         }

@@ -1,0 +1,39 @@
+"""Writes the Parquet files parquet_unreadable_files.slt reads (run from this folder:
+python3 make.py [path/to/variant-sql], default ../../../target/debug/variant-sql).
+
+good_0.parquet and good_1.parquet hold ids 1-100 and 101-200 with a variant v = {"n": id,
+"tag": "t<id % 7>"}. Each folder holds both, plus one file made from good_0.parquet:
+- truncated/truncated.parquet: its first half (no footer);
+- bad_page/bad_page.parquet: bytes 20-159 inverted, inside the first column chunk (the `id`
+  column's dictionary page, at offset 4), so the footer reads but the page does not.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+variant_sql = sys.argv[1] if len(sys.argv) > 1 else "../../../target/debug/variant-sql"
+
+
+def copy(first, last, name):
+    sql = (
+        "COPY (SELECT id, parse_json('{\"n\":' || id || ',\"tag\":\"t' || (id % 7) || '\"}') AS v "
+        f"FROM generate_series({first}, {last}) AS s(id)) TO '{name}' STORED AS PARQUET"
+    )
+    subprocess.run([variant_sql, "-q", "--no-sample", "-c", sql], check=True, capture_output=True)
+
+
+copy(1, 100, "good_0.parquet")
+copy(101, 200, "good_1.parquet")
+good = open("good_0.parquet", "rb").read()
+for folder, name, data in [
+    ("truncated", "truncated.parquet", good[: len(good) // 2]),
+    ("bad_page", "bad_page.parquet", good[:20] + bytes(b ^ 0xFF for b in good[20:160]) + good[160:]),
+]:
+    os.makedirs(folder, exist_ok=True)
+    for g in ["good_0.parquet", "good_1.parquet"]:
+        shutil.copy(g, os.path.join(folder, g))
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+for g in ["good_0.parquet", "good_1.parquet"]:
+    os.remove(g)
