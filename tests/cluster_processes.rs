@@ -269,20 +269,47 @@ fn a_worker_killed_during_a_query_is_named_and_the_rest_work_on() {
     let survivor = WorkerProcess::start();
     let both = format!("{},{}", victim.address, survivor.address);
 
-    let query = spawn_sql(
-        Some(&both),
-        &[&create, &format!("SELECT max(n) FROM ({SLOW})")],
-    );
+    // one coordinator process, a script of statements (-f goes on after an error): the slow
+    // query loses its worker, the next one runs on the worker that is left
+    let script = data.join("statements.sql");
+    std::fs::write(
+        &script,
+        format!(
+            "{DISTRIBUTE_SMALL_FILES};\n{create};\nSELECT max(n) FROM ({SLOW});\n{};\n",
+            QUERIES[0]
+        ),
+    )
+    .unwrap();
+    let coordinator = Command::new(BIN)
+        .args([
+            "-q",
+            "--format",
+            "csv",
+            "--no-sample",
+            "--workers",
+            &both,
+            "-f",
+        ])
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     victim.wait_for("started");
     victim.child.kill().unwrap();
-    let error = failed(finish(query));
-    assert!(
-        error.contains(&format!("worker {}", victim.url())),
-        "{error}"
+    let out = finish(coordinator);
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
     );
-
-    // the coordinator of the next query, on the workers that are left, answers
+    assert!(
+        stderr.contains(&format!("worker {}", victim.url())),
+        "{stderr}"
+    );
     let alone = sql(None, &[&create, QUERIES[0]]);
+    assert!(stdout.ends_with(&alone), "{stdout}\n{stderr}");
+
+    // a coordinator of the workers that are left answers too
     assert_eq!(sql(Some(&survivor.address), &[&create, QUERIES[0]]), alone);
 
     // a worker that cannot be reached is named, at once

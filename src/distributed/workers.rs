@@ -2,7 +2,8 @@
 //! channels to them ([`WorkerChannels`]: bounded connection time, HTTP/2 keep-alive, and every
 //! error prefixed with the worker it came from), and the two session states
 //! ([`coordinator_session_state`], [`worker_session_state`]).
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -62,16 +63,62 @@ pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
     Ok(urls)
 }
 
-/// A fixed list of workers, the coordinator's [`WorkerResolver`].
+/// How long a suspect worker's port may take to accept a connection before the worker is left
+/// out of a query's plan (see [`WorkerList`]).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The workers an error came through since they were last seen answering: shared by a
+/// coordinator's [`WorkerList`] and its [`WorkerChannels`].
+#[derive(Debug, Default, Clone)]
+struct Suspects(Arc<Mutex<HashSet<Url>>>);
+
+impl Suspects {
+    fn add(&self, url: &Url) {
+        if let Ok(mut suspects) = self.0.lock() {
+            suspects.insert(url.clone());
+        }
+    }
+
+    fn remove(&self, url: &Url) {
+        if let Ok(mut suspects) = self.0.lock() {
+            suspects.remove(url);
+        }
+    }
+
+    fn contains(&self, url: &Url) -> bool {
+        self.0.lock().is_ok_and(|suspects| suspects.contains(url))
+    }
+}
+
+/// Whether `url`'s host accepts a TCP connection on its port within [`PROBE_TIMEOUT`].
+fn accepts_connections(url: &Url) -> bool {
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return false;
+    };
+    let Ok(mut addresses) = (host, port).to_socket_addrs() else {
+        return false;
+    };
+    addresses.any(|address| TcpStream::connect_timeout(&address, PROBE_TIMEOUT).is_ok())
+}
+
+/// A fixed list of workers, the coordinator's [`WorkerResolver`]. A worker that an error came
+/// through (its [`WorkerChannels`] report it) is probed when the next query is planned: one
+/// whose port does not accept a connection within [`PROBE_TIMEOUT`] is left out of that query
+/// (and probed again at the next), so a coordinator goes on with the workers that are left. When
+/// none is left, all are used, and the query's error names them.
 #[derive(Debug, Clone)]
 pub struct WorkerList {
     urls: Arc<[Url]>,
+    suspects: Suspects,
 }
 
 impl WorkerList {
     /// The workers at `urls`.
     pub fn new(urls: Vec<Url>) -> Self {
-        WorkerList { urls: urls.into() }
+        WorkerList {
+            urls: urls.into(),
+            suspects: Suspects::default(),
+        }
     }
 
     /// The workers' URLs.
@@ -82,7 +129,26 @@ impl WorkerList {
 
 impl WorkerResolver for WorkerList {
     fn get_urls(&self) -> Result<Vec<Url>> {
-        Ok(self.urls.to_vec())
+        let up: Vec<Url> = self
+            .urls
+            .iter()
+            .filter(|url| {
+                if !self.suspects.contains(url) {
+                    return true;
+                }
+                let up = accepts_connections(url);
+                if up {
+                    self.suspects.remove(url);
+                }
+                up
+            })
+            .cloned()
+            .collect();
+        Ok(if up.is_empty() {
+            self.urls.to_vec()
+        } else {
+            up
+        })
     }
 }
 
@@ -94,9 +160,19 @@ impl WorkerResolver for WorkerList {
 #[derive(Clone, Default)]
 pub struct WorkerChannels {
     channels: Arc<Mutex<HashMap<Url, grpc::BoxCloneSyncChannel>>>,
+    /// Where the workers errors came through are reported (a coordinator's list).
+    suspects: Suspects,
 }
 
 impl WorkerChannels {
+    /// Channels that report the workers errors come through to `workers` (see [`WorkerList`]).
+    pub fn reporting_to(workers: &WorkerList) -> Self {
+        WorkerChannels {
+            channels: Arc::default(),
+            suspects: workers.suspects.clone(),
+        }
+    }
+
     fn channel(&self, url: &Url) -> Result<grpc::BoxCloneSyncChannel> {
         let mut channels = self
             .channels
@@ -124,6 +200,7 @@ impl ChannelResolver for WorkerChannels {
         Ok(Box::new(NamedWorkerChannel {
             url: url.clone(),
             inner: grpc::create_worker_client(self.channel(url)?),
+            suspects: self.suspects.clone(),
         }))
     }
 }
@@ -138,20 +215,32 @@ fn name_worker(url: &Url, error: DataFusionError) -> DataFusionError {
     }
 }
 
-/// A worker's channel whose errors, and the errors in its streams, name the worker.
+/// A worker's channel whose errors, and the errors in its streams, name the worker (and make
+/// it a suspect).
 struct NamedWorkerChannel {
     url: Url,
     inner: Box<dyn WorkerChannel>,
+    suspects: Suspects,
 }
 
 impl NamedWorkerChannel {
+    fn failed(&self, error: DataFusionError) -> DataFusionError {
+        self.suspects.add(&self.url);
+        name_worker(&self.url, error)
+    }
+
     fn name_stream<T: Send + 'static>(
         &self,
         stream: BoxStream<'static, Result<T>>,
     ) -> BoxStream<'static, Result<T>> {
-        let url = self.url.clone();
+        let (url, suspects) = (self.url.clone(), self.suspects.clone());
         stream
-            .map(move |item| item.map_err(|e| name_worker(&url, e)))
+            .map(move |item| {
+                item.map_err(|e| {
+                    suspects.add(&url);
+                    name_worker(&url, e)
+                })
+            })
             .boxed()
     }
 }
@@ -170,7 +259,7 @@ impl WorkerChannel for NamedWorkerChannel {
             .inner
             .coordinator_channel(headers, set_plan_request, c2w_stream, metrics, task_ctx)
             .await
-            .map_err(|e| name_worker(&self.url, e))?;
+            .map_err(|e| self.failed(e))?;
         Ok(self.name_stream(stream))
     }
 
@@ -185,7 +274,7 @@ impl WorkerChannel for NamedWorkerChannel {
             .inner
             .execute_task(headers, request, metrics, task_ctx)
             .await
-            .map_err(|e| name_worker(&self.url, e))?;
+            .map_err(|e| self.failed(e))?;
         Ok(streams
             .into_iter()
             .map(|stream| self.name_stream(stream))
@@ -199,20 +288,21 @@ impl WorkerChannel for NamedWorkerChannel {
         self.inner
             .get_worker_info(request)
             .await
-            .map_err(|e| name_worker(&self.url, e))
+            .map_err(|e| self.failed(e))
     }
 }
 
 /// The coordinator's session: ours ([`variant_session_state`]) planned by datafusion-distributed
-/// across `workers`, reached through [`WorkerChannels`].
+/// across `workers`, reached through [`WorkerChannels`] that report failing workers to the list.
 pub fn coordinator_session_state(
     builder: SessionStateBuilder,
     workers: WorkerList,
 ) -> Result<SessionState> {
+    let channels = WorkerChannels::reporting_to(&workers);
     variant_session_state(
         builder
             .with_distributed_worker_resolver(workers)
-            .with_distributed_channel_resolver(WorkerChannels::default())
+            .with_distributed_channel_resolver(channels)
             .with_distributed_planner(),
     )
 }
@@ -254,6 +344,26 @@ mod tests {
         ] {
             assert!(parse_worker_urls(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_worker_an_error_came_through_is_left_out_while_it_does_not_answer() {
+        let listening = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let up = Url::parse(&format!("http://{}", listening.local_addr().unwrap())).unwrap();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let down = Url::parse(&format!("http://{}", closed.local_addr().unwrap())).unwrap();
+        drop(closed);
+        let list = WorkerList::new(vec![up.clone(), down.clone()]);
+        assert_eq!(list.get_urls().unwrap(), [up.clone(), down.clone()]);
+        // errors came through both: the one that answers stays (and is no suspect any more)
+        list.suspects.add(&up);
+        list.suspects.add(&down);
+        assert_eq!(list.get_urls().unwrap(), std::slice::from_ref(&up));
+        assert!(!list.suspects.contains(&up) && list.suspects.contains(&down));
+        // none answers: all of them, so that the query's error names them
+        let alone = WorkerList::new(vec![down.clone()]);
+        alone.suspects.add(&down);
+        assert_eq!(alone.get_urls().unwrap(), [down]);
     }
 
     #[test]
