@@ -221,7 +221,7 @@ fn a_cluster_of_worker_processes() {
         assert!(alone.lines().count() > 1, "{query}: {alone}");
     }
     for worker in [&first, &second] {
-        worker.wait_for("task 1 of ");
+        worker.wait_for(" started");
     }
 
     // EXPLAIN shows the stages and the workers that run them
@@ -515,6 +515,6 @@ fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
     }
     // the workers read the files themselves
     for worker in [&first, &second] {
-        worker.wait_for("task 1 of ");
+        worker.wait_for(" started");
     }
 }

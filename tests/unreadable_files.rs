@@ -134,3 +134,27 @@ async fn a_serialized_scan_keeps_its_options() {
     let error = collect(decoded, worker.task_ctx()).await.unwrap_err();
     assert!(error.to_string().contains("bad_page.parquet"), "{error}");
 }
+
+#[tokio::test]
+async fn a_file_read_in_byte_ranges_is_skipped_once() {
+    let ctx = session_context();
+    table(
+        &ctx,
+        &Path::new(DATA).join("truncated"),
+        &[
+            "SET variant.ignore_corrupt_files = true",
+            "SET datafusion.optimizer.repartition_file_min_size = 0",
+            "SET datafusion.execution.target_partitions = 8",
+        ],
+    )
+    .await;
+    let plan = common::plan(&ctx, "SELECT sum(id) FROM t").await;
+    // the truncated file is read by two partitions, each from its own byte range
+    let text = displayable(plan.as_ref()).indent(true).to_string();
+    assert_eq!(text.matches("truncated.parquet:").count(), 2, "{text}");
+    assert_eq!(sum_of(&ctx, Arc::clone(&plan)).await, 20100);
+    assert_eq!(
+        common::metric_sum(plan.as_ref(), "corrupt_files_skipped"),
+        1
+    );
+}

@@ -258,6 +258,12 @@ def test_workers_run_the_queries(shredded_file):
         assert [row["plan_type"] for row in plan] == ["logical_plan", "distributed_plan", "workers"]
         assert "Stage" in plan[1]["plan"]
         assert plan[2]["plan"].split("\n") == [f"http://{address}" for _, address in workers]
+        # the workers ran the scan (each logs the tasks it starts)
+        logs = []
+        for process, _ in workers:
+            process.kill()
+            logs.append(process.stderr.read())
+        assert any("started" in log for log in logs), logs
     finally:
         for process, _ in workers:
             process.kill()

@@ -1,7 +1,7 @@
 //! EXPLAIN on a coordinator session: DataFusion plans an EXPLAIN's input without the query
 //! planner that datafusion-distributed installs, so its text shows one process's plan.
 //! [`explain_distributed`] shows the plan the workers will run instead: its stages, each with
-//! its task count, and the workers the tasks are sent to.
+//! its task count, and the workers its tasks may be sent to.
 use std::sync::Arc;
 
 use datafusion::arrow::array::{RecordBatch, StringArray};
@@ -13,8 +13,9 @@ use datafusion_distributed::{display_plan_ascii, get_distributed_worker_resolver
 
 /// For `EXPLAIN <query>` (not ANALYZE, which runs distributed already) on a session with
 /// workers, the rows `logical_plan`, `distributed_plan` (the stages, from datafusion-
-/// distributed's `display_plan_ascii`) and `workers` (the URLs tasks are routed to, in the
-/// resolver's order); None for any other plan or a session without workers.
+/// distributed's `display_plan_ascii`) and `workers` (the URLs the tasks may be routed to, in
+/// the resolver's order; the routing itself happens when the query runs); None for any other
+/// plan or a session without workers.
 pub async fn explain_distributed(
     state: &SessionState,
     plan: &LogicalPlan,

@@ -2,10 +2,10 @@
 //! channels to them ([`WorkerChannels`]: bounded connection time, HTTP/2 keep-alive, and every
 //! error prefixed with the worker it came from), and the two session states
 //! ([`coordinator_session_state`], [`worker_session_state`]).
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -32,7 +32,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
 /// Parses a comma-separated list of workers: `host:port` (taken as `http://host:port`) or
-/// `http://` / `https://` URLs. Errors name the entry that is not an address.
+/// `http://` URLs (workers have no TLS). Errors name the entry that is not an address.
 pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
     let mut urls = vec![];
     for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -44,13 +44,18 @@ pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
         let url = Url::parse(&text).map_err(|e| {
             DataFusionError::Configuration(format!("worker '{entry}' is not an address: {e}"))
         })?;
-        if !matches!(url.scheme(), "http" | "https")
+        if url.scheme() == "https" {
+            return Err(DataFusionError::Configuration(format!(
+                "worker '{entry}': workers speak plain HTTP/2 (no TLS); give host:port"
+            )));
+        }
+        if url.scheme() != "http"
             || url.host_str().is_none()
             || url.port_or_known_default().is_none()
             || url.path() != "/"
         {
             return Err(DataFusionError::Configuration(format!(
-                "worker '{entry}' is not an address: expected host:port or http(s)://host:port"
+                "worker '{entry}' is not an address: expected host:port or http://host:port"
             )));
         }
         urls.push(url);
@@ -66,27 +71,67 @@ pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
 /// How long a suspect worker's port may take to accept a connection before the worker is left
 /// out of a query's plan (see [`WorkerList`]).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a suspect's probe stands before it is probed again.
+pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
 
-/// The workers an error came through since they were last seen answering: shared by a
-/// coordinator's [`WorkerList`] and its [`WorkerChannels`].
+/// The workers a transport error came through since they were last seen answering, each with
+/// its last probe (when, and whether its port answered): shared by a coordinator's
+/// [`WorkerList`] and its [`WorkerChannels`].
 #[derive(Debug, Default, Clone)]
-struct Suspects(Arc<Mutex<HashSet<Url>>>);
+struct Suspects(Arc<Mutex<HashMap<Url, Option<Probe>>>>);
+
+/// When a suspect was last probed, and whether its port answered.
+type Probe = (Instant, bool);
 
 impl Suspects {
+    /// Makes `url` a suspect (not probed yet).
     fn add(&self, url: &Url) {
         if let Ok(mut suspects) = self.0.lock() {
-            suspects.insert(url.clone());
+            suspects.insert(url.clone(), None);
         }
     }
 
-    fn remove(&self, url: &Url) {
+    /// Makes a suspect of every worker `error` names (`worker <url>`, at any depth: a worker
+    /// that lost the worker it read from names it under its own name) when `error` is a failure
+    /// to reach a worker, not a worker's own error: its root is an error of the transport (an
+    /// `External` error: a gRPC status that carried no DataFusion error).
+    fn add_named(&self, error: &DataFusionError) {
+        if !matches!(error.find_root(), DataFusionError::External(_)) {
+            return;
+        }
+        let mut layer = error;
+        while let DataFusionError::Context(context, inner) = layer {
+            if let Some(url) = context
+                .strip_prefix("worker ")
+                .and_then(|url| Url::parse(url).ok())
+            {
+                self.add(&url);
+            }
+            layer = inner;
+        }
+    }
+
+    /// Whether `url` should be left out of the next query: a suspect whose port did not answer
+    /// its last probe, probed again (blocking, at most [`PROBE_TIMEOUT`]) once that probe is
+    /// older than [`PROBE_INTERVAL`]. One that answers is a suspect no more.
+    fn is_down(&self, url: &Url) -> bool {
+        match self.0.lock() {
+            Ok(suspects) => match suspects.get(url) {
+                None => return false,
+                Some(Some((at, up))) if at.elapsed() < PROBE_INTERVAL => return !up,
+                Some(_) => {} // not probed yet, or probed too long ago
+            },
+            Err(_) => return false,
+        }
+        let up = accepts_connections(url);
         if let Ok(mut suspects) = self.0.lock() {
-            suspects.remove(url);
+            if up {
+                suspects.remove(url);
+            } else {
+                suspects.insert(url.clone(), Some((Instant::now(), false)));
+            }
         }
-    }
-
-    fn contains(&self, url: &Url) -> bool {
-        self.0.lock().is_ok_and(|suspects| suspects.contains(url))
+        !up
     }
 }
 
@@ -101,11 +146,14 @@ fn accepts_connections(url: &Url) -> bool {
     addresses.any(|address| TcpStream::connect_timeout(&address, PROBE_TIMEOUT).is_ok())
 }
 
-/// A fixed list of workers, the coordinator's [`WorkerResolver`]. A worker that an error came
-/// through (its [`WorkerChannels`] report it) is probed when the next query is planned: one
-/// whose port does not accept a connection within [`PROBE_TIMEOUT`] is left out of that query
-/// (and probed again at the next), so a coordinator goes on with the workers that are left. When
-/// none is left, all are used, and the query's error names them.
+/// A fixed list of workers, the coordinator's [`WorkerResolver`]. A worker that could not be
+/// reached during a query (its [`WorkerChannels`] report it) is probed when the next query is
+/// planned: one whose port does not accept a connection within [`PROBE_TIMEOUT`] is left out of
+/// the queries of the next [`PROBE_INTERVAL`] (then probed again), so a coordinator goes on with
+/// the workers that are left. When none is left, all are used, and the query's error names them.
+/// (datafusion-distributed asks for the list several times while it plans; the probe blocks the
+/// first of them, for a worker whose machine is gone at most [`PROBE_TIMEOUT`] every
+/// [`PROBE_INTERVAL`].)
 #[derive(Debug, Clone)]
 pub struct WorkerList {
     urls: Arc<[Url]>,
@@ -132,16 +180,7 @@ impl WorkerResolver for WorkerList {
         let up: Vec<Url> = self
             .urls
             .iter()
-            .filter(|url| {
-                if !self.suspects.contains(url) {
-                    return true;
-                }
-                let up = accepts_connections(url);
-                if up {
-                    self.suspects.remove(url);
-                }
-                up
-            })
+            .filter(|url| !self.suspects.is_down(url))
             .cloned()
             .collect();
         Ok(if up.is_empty() {
@@ -225,8 +264,9 @@ struct NamedWorkerChannel {
 
 impl NamedWorkerChannel {
     fn failed(&self, error: DataFusionError) -> DataFusionError {
-        self.suspects.add(&self.url);
-        name_worker(&self.url, error)
+        let error = name_worker(&self.url, error);
+        self.suspects.add_named(&error);
+        error
     }
 
     fn name_stream<T: Send + 'static>(
@@ -237,8 +277,9 @@ impl NamedWorkerChannel {
         stream
             .map(move |item| {
                 item.map_err(|e| {
-                    suspects.add(&url);
-                    name_worker(&url, e)
+                    let error = name_worker(&url, e);
+                    suspects.add_named(&error);
+                    error
                 })
             })
             .boxed()
@@ -323,15 +364,14 @@ mod tests {
 
     #[test]
     fn parses_worker_lists() {
-        let urls =
-            parse_worker_urls("localhost:50051, 10.0.0.2:7000,https://w3.example:443").unwrap();
+        let urls = parse_worker_urls("localhost:50051, 10.0.0.2:7000,http://w3.example").unwrap();
         let urls: Vec<&str> = urls.iter().map(Url::as_str).collect();
         assert_eq!(
             urls,
             [
                 "http://localhost:50051/",
                 "http://10.0.0.2:7000/",
-                "https://w3.example/"
+                "http://w3.example/"
             ]
         );
         for bad in [
@@ -355,11 +395,24 @@ mod tests {
         drop(closed);
         let list = WorkerList::new(vec![up.clone(), down.clone()]);
         assert_eq!(list.get_urls().unwrap(), [up.clone(), down.clone()]);
-        // errors came through both: the one that answers stays (and is no suspect any more)
-        list.suspects.add(&up);
-        list.suspects.add(&down);
+        // a worker's own error (a corrupt file) makes no suspect
+        let own = name_worker(&up, DataFusionError::Execution("bad page".into()));
+        list.suspects.add_named(&own);
+        assert!(!list.suspects.is_down(&up));
+        // `up` lost `down`, whose failure came back through `up`: both are suspects, and the one
+        // that answers stays
+        let transport: Box<dyn std::error::Error + Send + Sync> = "connection reset".into();
+        let lost = name_worker(
+            &up,
+            name_worker(&down, DataFusionError::External(transport)),
+        );
+        list.suspects.add_named(&lost);
         assert_eq!(list.get_urls().unwrap(), std::slice::from_ref(&up));
-        assert!(!list.suspects.contains(&up) && list.suspects.contains(&down));
+        // the probe stands: `down` stays out without being probed again
+        let stood = list.suspects.0.lock().unwrap()[&down];
+        assert_eq!(list.get_urls().unwrap(), std::slice::from_ref(&up));
+        assert_eq!(list.suspects.0.lock().unwrap()[&down], stood);
+        assert!(!list.suspects.0.lock().unwrap().contains_key(&up));
         // none answers: all of them, so that the query's error names them
         let alone = WorkerList::new(vec![down.clone()]);
         alone.suspects.add(&down);

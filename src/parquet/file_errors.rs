@@ -2,15 +2,16 @@
 //! `variant.ignore_corrupt_files` and `variant.ignore_missing_files` (Spark's
 //! `spark.sql.files.ignoreCorruptFiles` / `ignoreMissingFiles`) skip such files instead, counted
 //! in the scan's metrics (`corrupt_files_skipped`, `missing_files_skipped`) with one warning per
-//! file in the log.
+//! file in the log (per file and process: on a cluster each worker counts the files it skipped).
 //!
 //! `FileErrorMorselizer` wraps a scan's morselizer: a file's footer (planning) and its pages
 //! (the morsels' streams) both go through it. A file that fails after some of its rows came out
-//! keeps those rows, as in Spark. Errors that are not the file's (the memory pool's, a
+//! keeps those rows, as in Spark (and so do other byte ranges of it read before the failure). Errors that are not the file's (the memory pool's, a
 //! cancellation, an internal error) are never skipped.
+use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use datafusion::common::DataFusionError;
 use datafusion::common::Result;
@@ -65,15 +66,19 @@ pub(crate) enum Unreadable {
 }
 
 /// What `error` says of its file: missing (an object store's or the OS's "not found" anywhere in
-/// its chain), corrupt (a Parquet, Arrow, I/O, object store or decoding error), or neither (the
-/// memory pool's, an internal or a configuration error: not the file's fault).
+/// its chain); neither when another object store error is in the chain (a permission, a
+/// network failure, throttling: the store's fault, not the file's); corrupt when its root is a
+/// Parquet, Arrow, I/O or execution error (decoding the file, or an expression evaluated inside
+/// the reader on its values); neither for the others (the memory pool's, an internal or a
+/// configuration error).
 pub(crate) fn unreadable(error: &DataFusionError) -> Option<Unreadable> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
-        if let Some(datafusion::object_store::Error::NotFound { .. }) =
-            e.downcast_ref::<datafusion::object_store::Error>()
-        {
-            return Some(Unreadable::Missing);
+        if let Some(store) = e.downcast_ref::<datafusion::object_store::Error>() {
+            return match store {
+                datafusion::object_store::Error::NotFound { .. } => Some(Unreadable::Missing),
+                _ => None,
+            };
         }
         if let Some(io) = e.downcast_ref::<std::io::Error>()
             && io.kind() == std::io::ErrorKind::NotFound
@@ -86,7 +91,6 @@ pub(crate) fn unreadable(error: &DataFusionError) -> Option<Unreadable> {
         DataFusionError::ParquetError(_)
         | DataFusionError::ArrowError(..)
         | DataFusionError::IoError(_)
-        | DataFusionError::ObjectStore(_)
         | DataFusionError::External(_)
         | DataFusionError::Execution(_) => Some(Unreadable::Corrupt),
         _ => None,
@@ -110,6 +114,24 @@ pub fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
     DataFusionError::Context(context, Box::new(error))
 }
 
+/// The files one scan has skipped (by name), shared by its partitions: a file split into byte
+/// ranges is counted and logged once, and its other ranges stop at their next batch.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SkippedFiles(Arc<Mutex<HashSet<String>>>);
+
+impl SkippedFiles {
+    /// Records `file`; true the first time.
+    fn insert(&self, file: &str) -> bool {
+        self.0
+            .lock()
+            .is_ok_and(|mut files| files.insert(file.to_string()))
+    }
+
+    fn contains(&self, file: &str) -> bool {
+        self.0.lock().is_ok_and(|files| files.contains(file))
+    }
+}
+
 /// The counters of skipped files.
 #[derive(Debug, Clone)]
 struct SkipCounters {
@@ -124,7 +146,8 @@ pub(crate) struct FileErrorMorselizer {
     /// The URL of the scan's object store (`file:///`, `s3://bucket/`), put before each path.
     store: String,
     skip: SkipFiles,
-    skipped: SkipCounters,
+    counters: SkipCounters,
+    skipped: SkippedFiles,
 }
 
 impl fmt::Debug for FileErrorMorselizer {
@@ -138,12 +161,13 @@ impl fmt::Debug for FileErrorMorselizer {
 
 impl FileErrorMorselizer {
     /// Wraps `inner`, whose files live in the store at `store` (a URL); counts skipped files in
-    /// `metrics`.
+    /// `metrics`, once each for the whole scan (`skipped`, shared by its partitions).
     pub(crate) fn new(
         inner: Box<dyn Morselizer>,
         store: &str,
         skip: SkipFiles,
         metrics: &ExecutionPlanMetricsSet,
+        skipped: SkippedFiles,
     ) -> Self {
         let mut store = store.to_string();
         if !store.ends_with('/') {
@@ -153,10 +177,11 @@ impl FileErrorMorselizer {
             inner,
             store,
             skip,
-            skipped: SkipCounters {
+            counters: SkipCounters {
                 corrupt: MetricBuilder::new(metrics).global_counter("corrupt_files_skipped"),
                 missing: MetricBuilder::new(metrics).global_counter("missing_files_skipped"),
             },
+            skipped,
         }
     }
 }
@@ -166,6 +191,7 @@ impl Morselizer for FileErrorMorselizer {
         let tracker = Arc::new(FileTracker {
             name: format!("{}{}", self.store, file.object_meta.location),
             skip: self.skip,
+            counters: self.counters.clone(),
             skipped: self.skipped.clone(),
             done: AtomicBool::new(false),
         });
@@ -176,13 +202,14 @@ impl Morselizer for FileErrorMorselizer {
     }
 }
 
-/// One file's name, what to skip, and whether it was skipped already (its other morsels then
-/// end at once, and it is counted and logged once).
+/// One file (or byte range of a file) being read: its name, what to skip, and whether it was
+/// skipped already, here or by another part of the scan (its other morsels then end at once).
 #[derive(Debug)]
 struct FileTracker {
     name: String,
     skip: SkipFiles,
-    skipped: SkipCounters,
+    counters: SkipCounters,
+    skipped: SkippedFiles,
     done: AtomicBool,
 }
 
@@ -193,10 +220,11 @@ impl FileTracker {
         let Some(kind) = self.skip.skips(&error) else {
             return Err(in_file(&self.name, error));
         };
-        if !self.done.swap(true, Ordering::AcqRel) {
+        self.done.store(true, Ordering::Release);
+        if self.skipped.insert(&self.name) {
             let (counter, what) = match kind {
-                Unreadable::Missing => (&self.skipped.missing, "missing"),
-                Unreadable::Corrupt => (&self.skipped.corrupt, "corrupt"),
+                Unreadable::Missing => (&self.counters.missing, "missing"),
+                Unreadable::Corrupt => (&self.counters.corrupt, "corrupt"),
             };
             counter.add(1);
             log::warn!(
@@ -213,7 +241,7 @@ impl FileTracker {
     }
 
     fn skipped(&self) -> bool {
-        self.done.load(Ordering::Acquire)
+        self.done.load(Ordering::Acquire) || self.skipped.contains(&self.name)
     }
 }
 
@@ -335,6 +363,15 @@ mod tests {
         assert_eq!(unreadable(&corrupt), Some(Unreadable::Corrupt));
         let in_context = in_file("file:///a.parquet", corrupt);
         assert_eq!(unreadable(&in_context), Some(Unreadable::Corrupt));
+        let denied = DataFusionError::ParquetError(Box::new(
+            datafusion::parquet::errors::ParquetError::External(Box::new(
+                datafusion::object_store::Error::PermissionDenied {
+                    path: "x".into(),
+                    source: "403".into(),
+                },
+            )),
+        ));
+        assert_eq!(unreadable(&denied), None);
         let memory = DataFusionError::ResourcesExhausted("pool".into());
         assert_eq!(unreadable(&memory), None);
         assert_eq!(unreadable(&DataFusionError::Internal("bug".into())), None);

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::config::TableParquetOptions;
-use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err};
+use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err, plan_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::{ParquetFormat, ParquetFormatFactory};
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory, FileMeta};
@@ -298,6 +298,13 @@ impl FileFormat for VariantParquetFormat {
                         with_fields_changed(&schema, map_entries_named)
                             .as_ref()
                             .clone(),
+                    );
+                }
+                if schemas.is_empty() && !objects.is_empty() {
+                    return plan_err!(
+                        "no file could be read to infer the table's schema: all {} were \
+                         skipped as corrupt (variant.ignore_corrupt_files)",
+                        objects.len()
                     );
                 }
                 Arc::new(Schema::try_merge(schemas).map_err(|_| merge_error)?)

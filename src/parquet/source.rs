@@ -43,7 +43,7 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
-use super::file_errors::{FileErrorMorselizer, SkipFiles};
+use super::file_errors::{FileErrorMorselizer, SkipFiles, SkippedFiles};
 use super::interval::{IntervalReaderFactory, interval_columns};
 use super::is_encrypted;
 use super::pruning::{VariantPruning, variant_path_call};
@@ -61,6 +61,9 @@ pub struct VariantParquetSource {
     /// Which unreadable files the scan skips (see [`super::file_errors`]); the others' errors
     /// name them.
     skip: SkipFiles,
+    /// The files this scan skipped, shared by its partitions and by the copies of this source
+    /// its planning makes.
+    skipped: SkippedFiles,
 }
 
 impl VariantParquetSource {
@@ -70,6 +73,17 @@ impl VariantParquetSource {
             inner,
             adapter,
             skip: SkipFiles::default(),
+            skipped: SkippedFiles::default(),
+        }
+    }
+
+    /// This source over `inner` (a changed copy of its own), with everything else it has.
+    fn over(&self, inner: ParquetSource) -> Self {
+        Self {
+            inner,
+            adapter: self.adapter.clone(),
+            skip: self.skip,
+            skipped: self.skipped.clone(),
         }
     }
 
@@ -98,9 +112,7 @@ impl VariantParquetSource {
     /// return), as it is otherwise.
     fn rewrap(&self, source: Arc<dyn FileSource>) -> Arc<dyn FileSource> {
         match source.downcast_ref::<ParquetSource>() {
-            Some(parquet) => Arc::new(
-                Self::new(parquet.clone(), self.adapter.clone()).with_skip_files(self.skip),
-            ),
+            Some(parquet) => Arc::new(self.over(parquet.clone())),
             None => source,
         }
     }
@@ -234,6 +246,7 @@ impl FileSource for VariantParquetSource {
             base_config.object_store_url.as_str(),
             self.skip,
             self.inner.metrics(),
+            self.skipped.clone(),
         )))
     }
 
@@ -336,9 +349,7 @@ impl FileSource for VariantParquetSource {
                 datafusion::physical_expr::conjunction(source.filter().into_iter().chain(added));
             source = source.with_predicate(predicate);
         }
-        result.updated_node = Some(Arc::new(
-            Self::new(source, self.adapter.clone()).with_skip_files(self.skip),
-        ));
+        result.updated_node = Some(Arc::new(self.over(source)));
         Ok(result)
     }
 
