@@ -517,4 +517,35 @@ fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
     for worker in [&first, &second] {
         worker.wait_for(" started");
     }
+
+    // JSON documents in the bucket (DataFusion's NDJSON writer), read by read_json_variant,
+    // whose location registers no store: it is made from the environment
+    let out = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .args([
+            "-q",
+            "-c",
+            "COPY (SELECT kind, count(*) AS n FROM events GROUP BY kind) \
+             TO 's3://lake/logs/kinds.json' STORED AS JSON",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = "SELECT v:kind::string AS kind, v:n::int AS n \
+                FROM read_json_variant('s3://lake/logs/') ORDER BY kind";
+    // the same counts as the Parquet copy of the events gives
+    let expected = sql(
+        None,
+        &[
+            &create_local,
+            "SELECT kind, count(*) AS n FROM t GROUP BY kind ORDER BY kind",
+        ],
+    );
+    assert_eq!(expected.lines().count(), 9, "{expected}");
+    assert_eq!(sql_with(&env, None, &[read]), expected);
+    assert_eq!(sql_with(&env, Some(&both), &[read]), expected);
 }

@@ -26,6 +26,7 @@ use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
 use super::context::VariantCliContext;
 use super::exec::{exec_commands, exec_files};
+use super::object_stores::EnvObjectStoreRegistry;
 use super::repl::exec_from_repl;
 use crate::sample::{TABLE_NAME, register_sample};
 
@@ -271,7 +272,11 @@ pub async fn build_session(
     args: &Args,
     registry: Arc<InstrumentedObjectStoreRegistry>,
 ) -> Result<(VariantCliContext, usize)> {
-    let mut runtime = RuntimeEnvBuilder::new().with_object_store_registry(registry);
+    // stores a statement registers (CREATE EXTERNAL TABLE, with its options) are datafusion-cli's
+    // instrumented ones; the others (a table function's location) come from the environment
+
+    let stores = EnvObjectStoreRegistry::over(registry);
+    let mut runtime = RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(stores));
     if let Some(pool) = args.memory.pool() {
         runtime = runtime.with_memory_pool(pool);
     }

@@ -8,14 +8,14 @@
 //! - [`exec`]: `-c` / `-f` execution, with our JSON printer for `json` / `nd-json`.
 //! - [`json_output`]: the JSON printers.
 //! - [`repl`]: the interactive shell, datafusion-cli's loop with our statement execution.
-//! - `worker` (feature `distributed`): `variant-sql worker`, a datafusion-distributed worker;
-//!   `object_stores`: the stores it makes from the environment.
+//! - `worker` (feature `distributed`): `variant-sql worker`, a datafusion-distributed worker.
+//! - [`object_stores`]: object stores made from the environment on first use (workers, and table
+//!   functions' locations).
 
 pub mod app;
 pub mod context;
 pub mod exec;
 pub mod json_output;
-#[cfg(feature = "distributed")]
 pub mod object_stores;
 pub mod repl;
 #[cfg(feature = "distributed")]

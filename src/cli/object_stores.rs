@@ -1,5 +1,7 @@
 //! [`EnvObjectStoreRegistry`]: object stores made from the environment when a plan first names
-//! them, for processes that get plans rather than SQL (workers).
+//! them: for workers, which get plans rather than SQL, and for `variant-sql` itself, where a
+//! table function's location (`read_json_variant('s3://..')`) registers no store as
+//! `CREATE EXTERNAL TABLE` does.
 use std::sync::Arc;
 
 use datafusion::error::{DataFusionError, Result};
@@ -10,13 +12,26 @@ use datafusion::object_store::gcp::GoogleCloudStorageBuilder;
 use datafusion::object_store::http::HttpBuilder;
 use url::Url;
 
-/// DataFusion's registry (local files), plus a store made on first use for `s3://` (from the
-/// `AWS_*` variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT,
-/// AWS_ALLOW_HTTP ...), `gs://` (`GOOGLE_*`) and `http(s)://` URLs. A worker has no
-/// `CREATE EXTERNAL TABLE` to register its stores: the coordinator's plans name them.
-#[derive(Debug, Default)]
+/// A registry (DataFusion's by default: local files) that makes a store on first use for
+/// `s3://` (from the `AWS_*` variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+/// AWS_ENDPOINT, AWS_ALLOW_HTTP ...), `gs://` (`GOOGLE_*`) and `http(s)://` URLs, and registers
+/// it there. A store registered before (by `CREATE EXTERNAL TABLE`, with its options) wins.
+#[derive(Debug)]
 pub struct EnvObjectStoreRegistry {
-    stores: DefaultObjectStoreRegistry,
+    stores: Arc<dyn ObjectStoreRegistry>,
+}
+
+impl Default for EnvObjectStoreRegistry {
+    fn default() -> Self {
+        Self::over(Arc::new(DefaultObjectStoreRegistry::new()))
+    }
+}
+
+impl EnvObjectStoreRegistry {
+    /// Makes missing stores from the environment into `stores`.
+    pub fn over(stores: Arc<dyn ObjectStoreRegistry>) -> Self {
+        EnvObjectStoreRegistry { stores }
+    }
 }
 
 impl ObjectStoreRegistry for EnvObjectStoreRegistry {
