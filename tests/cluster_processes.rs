@@ -169,10 +169,17 @@ fn write_events(dir: &Path) {
             )
         })
         .collect();
+    let copies: Vec<&str> = copies.iter().map(String::as_str).collect();
+    with_sample(&[], &copies);
+}
+
+/// Runs `commands` with the sample table `events` (and these environment variables); panics
+/// unless they succeed.
+fn with_sample(env: &[(&str, String)], commands: &[&str]) {
     let mut command = Command::new(BIN);
-    command.arg("-q");
-    for copy in &copies {
-        command.args(["-c", copy]);
+    command.envs(env.iter().map(|(k, v)| (k, v))).arg("-q");
+    for sql in commands {
+        command.args(["-c", sql]);
     }
     let out = command.output().unwrap();
     assert!(
@@ -479,22 +486,13 @@ fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
     let s3 = S3Server::start();
     let env = s3.env();
     s3.create_bucket("lake");
-    // written through the S3 API by one process (the sample events, with `-q` and the sample)
-    let out = Command::new(BIN)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .args([
-            "-q",
-            "-c",
+    // written through the S3 API by one process
+    with_sample(
+        &env,
+        &[
             "COPY (SELECT * FROM events WHERE id % 2 = 0) TO 's3://lake/events/even.parquet' STORED AS PARQUET",
-            "-c",
             "COPY (SELECT * FROM events WHERE id % 2 = 1) TO 's3://lake/events/odd.parquet' STORED AS PARQUET",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
 
     let create = "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION 's3://lake/events/'";
@@ -520,20 +518,12 @@ fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
 
     // JSON documents in the bucket (DataFusion's NDJSON writer), read by read_json_variant,
     // whose location registers no store: it is made from the environment
-    let out = Command::new(BIN)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .args([
-            "-q",
-            "-c",
+    with_sample(
+        &env,
+        &[
             "COPY (SELECT kind, count(*) AS n FROM events GROUP BY kind) \
-             TO 's3://lake/logs/kinds.json' STORED AS JSON",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+           TO 's3://lake/logs/kinds.json' STORED AS JSON",
+        ],
     );
     let read = "SELECT v:kind::string AS kind, v:n::int AS n \
                 FROM read_json_variant('s3://lake/logs/') ORDER BY kind";

@@ -10,7 +10,6 @@
 //! cancellation, an internal error) are never skipped.
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use datafusion::common::DataFusionError;
@@ -193,7 +192,6 @@ impl Morselizer for FileErrorMorselizer {
             skip: self.skip,
             counters: self.counters.clone(),
             skipped: self.skipped.clone(),
-            done: AtomicBool::new(false),
         });
         match self.inner.plan_file(file) {
             Ok(inner) => Ok(Box::new(TrackedPlanner { inner, tracker })),
@@ -202,15 +200,15 @@ impl Morselizer for FileErrorMorselizer {
     }
 }
 
-/// One file (or byte range of a file) being read: its name, what to skip, and whether it was
-/// skipped already, here or by another part of the scan (its other morsels then end at once).
+/// One file (or byte range of a file) being read: its name and what to skip; whether it was
+/// skipped already, here or by another part of the scan, is in the scan's [`SkippedFiles`] (its
+/// other morsels then end at once).
 #[derive(Debug)]
 struct FileTracker {
     name: String,
     skip: SkipFiles,
     counters: SkipCounters,
     skipped: SkippedFiles,
-    done: AtomicBool,
 }
 
 impl FileTracker {
@@ -220,7 +218,6 @@ impl FileTracker {
         let Some(kind) = self.skip.skips(&error) else {
             return Err(in_file(&self.name, error));
         };
-        self.done.store(true, Ordering::Release);
         if self.skipped.insert(&self.name) {
             let (counter, what) = match kind {
                 Unreadable::Missing => (&self.counters.missing, "missing"),
@@ -241,7 +238,7 @@ impl FileTracker {
     }
 
     fn skipped(&self) -> bool {
-        self.done.load(Ordering::Acquire) || self.skipped.contains(&self.name)
+        self.skipped.contains(&self.name)
     }
 }
 
