@@ -314,6 +314,14 @@ struct TrackedMorsel {
 impl Morsel for TrackedMorsel {
     fn into_stream(self: Box<Self>) -> BoxStream<'static, Result<RecordBatch>> {
         let tracker = self.tracker;
+        if tracker.skip == SkipFiles::default() {
+            // nothing is skipped (the options are off): errors are named, batches pass as they are
+            return self
+                .inner
+                .into_stream()
+                .map(move |item| item.map_err(|e| in_file(&tracker.name, e)))
+                .boxed();
+        }
         self.inner
             .into_stream()
             .scan((), move |(), item| {
