@@ -181,6 +181,10 @@ fn select_files(options: &Options) -> std::io::Result<Vec<SltFile>> {
         if options.skips.iter().any(|s| long_name.contains(s.as_str())) {
             continue;
         }
+        // Delta tables are a cargo feature of their own
+        if !cfg!(feature = "delta") && file.name.starts_with("delta_") {
+            continue;
+        }
         if options.filters.is_empty() {
             selected.push(file);
             continue;

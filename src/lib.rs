@@ -47,6 +47,7 @@
 //!   [`parquet::variant_scan`] for Parquet scans built elsewhere.
 //! - [`json_files`]: JSON files read into variants (`read_json_variant`, `STORED AS
 //!   JSON_VARIANT`).
+//! - `delta` (feature `delta`): Delta Lake tables read by our Parquet scan.
 //! - [`plan_codec`]: `datafusion-proto` codecs for plans holding any of the above.
 //! - [`sample`]: the deterministic sample dataset `events`.
 //! - `slt` (feature `slt`): the sqllogictest engine and runner.
@@ -60,6 +61,8 @@ pub mod cast;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod codec;
+#[cfg(feature = "delta")]
+pub mod delta;
 pub mod display;
 #[cfg(feature = "distributed")]
 pub mod distributed;

@@ -86,6 +86,11 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     state
         .table_factories_mut()
         .insert(JSON_VARIANT.to_string(), Arc::new(VariantJsonTableFactory));
+    #[cfg(feature = "delta")]
+    state.table_factories_mut().insert(
+        crate::delta::DELTATABLE.to_string(),
+        Arc::new(crate::delta::DeltaTableFactory),
+    );
     state
         .extension_type_registry()
         .add_extension_type_registration(variant_extension_registration())?;
@@ -190,6 +195,11 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         Arc::new(VariantTableFactory::wrapping(parquet_tables)),
     );
     table_factories.insert(JSON_VARIANT.to_string(), Arc::new(VariantJsonTableFactory));
+    #[cfg(feature = "delta")]
+    table_factories.insert(
+        crate::delta::DELTATABLE.to_string(),
+        Arc::new(crate::delta::DeltaTableFactory),
+    );
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
     builder

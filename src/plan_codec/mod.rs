@@ -26,6 +26,7 @@
 //! aggregate and window functions; not higher-order functions). In DataFusion's
 //! `ComposedPhysicalExtensionCodec` only the first codec ever encodes function state. The bytes
 //! are not a format kept across versions of this crate.
+use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, ParquetRowSelection};
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
@@ -416,6 +417,17 @@ impl VariantPhysicalCodec {
             }
             _ => return foreign(),
         };
+        // A file's row selection (a Delta table's deletion vector) does not travel in
+        // DataFusion's encoding: refused, rather than read back without it.
+        let selects_rows = |f: &datafusion::datasource::listing::PartitionedFile| {
+            f.extension::<ParquetRowSelection>().is_some()
+                || f.extension::<ParquetAccessPlan>().is_some()
+        };
+        if (config.file_groups.iter()).any(|g| g.files().iter().any(selects_rows)) {
+            return not_impl_err!(
+                "a scan of files with row selections (Delta deletion vectors) cannot be encoded"
+            );
+        }
         let mut plain = config.clone();
         plain.file_source = Arc::new(source.inner().clone());
         plain.expr_adapter_factory = None;

@@ -1,0 +1,255 @@
+//! The data files of a Delta snapshot as DataFusion's `PartitionedFile`s: their paths (the log's
+//! escapes resolved), typed partition values, the log's statistics (which DataFusion's Parquet
+//! opener prunes whole files with, before reading a byte of them) and deletion vectors (a row
+//! selection the opener applies).
+use std::sync::Arc;
+
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::datatypes::{DataType, FieldRef, SchemaRef};
+use datafusion::common::stats::Precision;
+use datafusion::common::{
+    Column, ColumnStatistics, DataFusionError, Result, ScalarValue, Statistics, exec_err,
+};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
+use datafusion::object_store::ObjectMeta;
+use datafusion::object_store::path::Path;
+use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use datafusion::physical_optimizer::pruning::PruningStatistics;
+use deltalake_core::kernel::{EagerSnapshot, LogicalFileView};
+use deltalake_core::logstore::LogStoreRef;
+use url::Url;
+
+use crate::variant_array::is_variant_like;
+
+/// The files of `snapshot` (a table at `root`) for a scan of `file_schema` (its columns held in
+/// the data files) and `partition_fields`.
+pub(crate) async fn partitioned_files(
+    snapshot: &EagerSnapshot,
+    log_store: &LogStoreRef,
+    root: &Url,
+    file_schema: &SchemaRef,
+    partition_fields: &[FieldRef],
+) -> Result<Vec<PartitionedFile>> {
+    let log_data = snapshot.log_data();
+    let bounds = FileBounds::new(&log_data, file_schema);
+    let root_path = Path::from_url_path(root.path()).map_err(external)?;
+    let mut files = Vec::with_capacity(log_data.num_files());
+    for (i, view) in log_data.iter().enumerate() {
+        let location = file_path(&root_path, &view)?;
+        let size = u64::try_from(view.size()).unwrap_or(0);
+        let meta = ObjectMeta {
+            location,
+            last_modified: view.modification_datetime().map_err(external)?,
+            size,
+            e_tag: None,
+            version: None,
+        };
+        let mut file = PartitionedFile::new_from_meta(meta)
+            .with_partition_values(partition_values(&view, partition_fields)?);
+        let deletion_vector = view.deletion_vector_descriptor();
+        file = file.with_statistics(Arc::new(bounds.of_file(
+            i,
+            view.num_records(),
+            deletion_vector.is_some(),
+        )));
+        if let Some(dv) = deletion_vector {
+            let Some(rows) = view.num_records() else {
+                return exec_err!(
+                    "Delta table: {} has a deletion vector but no row count in the log",
+                    view.path()
+                );
+            };
+            let deleted = read_deletion_vector(dv, log_store, root)
+                .await
+                .map_err(|e| e.context(format!("deletion vector of {}", view.path())))?;
+            file = file.with_extension(ParquetRowSelection::new(kept_rows(&deleted, rows)?));
+        }
+        files.push(file);
+    }
+    Ok(files)
+}
+
+/// The object-store path of a file the log lists (paths are relative to the table, escaped as
+/// URIs: `%25` is `%`), or its own absolute location (shallow clones).
+fn file_path(root: &Path, view: &LogicalFileView) -> Result<Path> {
+    let path = view.path();
+    if let Ok(url) = Url::parse(&path) {
+        return Path::from_url_path(url.path()).map_err(external);
+    }
+    let joined = format!("{}/{}", root.as_ref().trim_end_matches('/'), path);
+    Ok(Path::parse(&joined).unwrap_or_else(|_| Path::from(joined.as_str())))
+}
+
+/// The file's partition values, typed as the table types its partition columns (the log holds
+/// them as text: "" and a missing value are NULL).
+fn partition_values(view: &LogicalFileView, fields: &[FieldRef]) -> Result<Vec<ScalarValue>> {
+    if fields.is_empty() {
+        return Ok(Vec::new());
+    }
+    let raw = view.partition_values_map();
+    fields
+        .iter()
+        .map(|field| {
+            let text = raw.get(field.name()).cloned().flatten();
+            match text.filter(|t| !t.is_empty()) {
+                None => ScalarValue::try_from(field.data_type()),
+                Some(text) => ScalarValue::Utf8(Some(text.clone()))
+                    .cast_to(field.data_type())
+                    .map_err(|e| {
+                        e.context(format!(
+                            "Delta table: partition value '{text}' of column {} in {}",
+                            field.name(),
+                            view.path()
+                        ))
+                    }),
+            }
+        })
+        .collect()
+}
+
+/// The log's per-file minimum and maximum values of the columns whose bounds prune safely: as
+/// Delta writes them, strings cut short and timestamps rounded out stay bounds, so they say
+/// which files cannot hold a value; they are no exact answer (null counts are not given, so that
+/// no column is ever taken for a constant).
+struct FileBounds {
+    /// Per file-schema column: the minimum and maximum per file, where the log has them.
+    columns: Vec<Option<(ArrayRef, ArrayRef)>>,
+}
+
+impl FileBounds {
+    fn new(stats: &dyn PruningStatistics, file_schema: &SchemaRef) -> Self {
+        let columns = (file_schema.fields().iter())
+            .map(|field| {
+                if !prunes_safely(field) {
+                    return None;
+                }
+                let column = Column::new_unqualified(field.name());
+                Some((stats.min_values(&column)?, stats.max_values(&column)?))
+            })
+            .collect();
+        FileBounds { columns }
+    }
+
+    /// The statistics of file `i` of the log: its row count (inexact once rows are deleted)
+    /// and its columns' bounds.
+    fn of_file(&self, i: usize, rows: Option<usize>, deletes: bool) -> Statistics {
+        let num_rows = match rows {
+            Some(rows) if !deletes => Precision::Exact(rows),
+            Some(rows) => Precision::Inexact(rows),
+            None => Precision::Absent,
+        };
+        let column_statistics = (self.columns.iter())
+            .map(|bounds| {
+                let mut stats = ColumnStatistics::new_unknown();
+                if let Some((min, max)) = bounds
+                    && let (Ok(min), Ok(max)) = (
+                        ScalarValue::try_from_array(min, i),
+                        ScalarValue::try_from_array(max, i),
+                    )
+                    && !min.is_null()
+                    && !max.is_null()
+                {
+                    stats.min_value = Precision::Exact(min);
+                    stats.max_value = Precision::Exact(max);
+                }
+                stats
+            })
+            .collect();
+        Statistics {
+            num_rows,
+            total_byte_size: Precision::Absent,
+            column_statistics,
+        }
+    }
+}
+
+/// Whether the log's bounds of `field` may prune files: integers, decimals, dates, timestamps
+/// and strings (floats are left out: NaN orders differently in Spark's statistics).
+fn prunes_safely(field: &FieldRef) -> bool {
+    !is_variant_like(field)
+        && matches!(
+            field.data_type(),
+            DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Decimal128(..)
+                | DataType::Date32
+                | DataType::Timestamp(..)
+                | DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+        )
+}
+
+/// The rows of a deletion vector (row indexes, ascending), read as the Delta kernel reads them:
+/// inline, or from its file relative to the table.
+async fn read_deletion_vector(
+    dv: deltalake_core::kernel::DeletionVectorDescriptor,
+    log_store: &LogStoreRef,
+    root: &Url,
+) -> Result<Vec<u64>> {
+    let dv: delta_kernel::actions::deletion_vector::DeletionVectorDescriptor =
+        dv.try_into().map_err(external)?;
+    let storage = log_store.engine(None).storage_handler();
+    let root = root.clone();
+    // (the kernel's storage handler blocks on its own tasks)
+    tokio::task::spawn_blocking(move || dv.row_indexes(storage, &root))
+        .await
+        .map_err(external)?
+        .map_err(external)
+}
+
+/// The selection of a file of `rows` rows that leaves out `deleted` (ascending row indexes).
+fn kept_rows(deleted: &[u64], rows: usize) -> Result<RowSelection> {
+    let mut selectors = Vec::new();
+    let mut next = 0usize;
+    for &row in deleted {
+        let row = usize::try_from(row).unwrap_or(usize::MAX);
+        if row >= rows {
+            return exec_err!("deletion vector deletes row {row} of a file of {rows} rows");
+        }
+        if row < next {
+            continue;
+        }
+        if row > next {
+            selectors.push(RowSelector::select(row - next));
+        }
+        selectors.push(RowSelector::skip(1));
+        next = row + 1;
+    }
+    if next < rows {
+        selectors.push(RowSelector::select(rows - next));
+    }
+    Ok(RowSelection::from(selectors))
+}
+
+fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(selection: &RowSelection) -> Vec<(bool, usize)> {
+        selection.iter().map(|s| (s.skip, s.row_count)).collect()
+    }
+
+    #[test]
+    fn deleted_rows_become_skips() {
+        let s = kept_rows(&[0, 2, 3, 9], 10).unwrap();
+        assert_eq!(
+            runs(&s),
+            [(true, 1), (false, 1), (true, 2), (false, 5), (true, 1)]
+        );
+        assert_eq!(runs(&kept_rows(&[], 4).unwrap()), [(false, 4)]);
+        let err = kept_rows(&[4], 4).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("deletes row 4 of a file of 4 rows"),
+            "{err}"
+        );
+    }
+}

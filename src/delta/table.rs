@@ -1,0 +1,472 @@
+//! [`VariantDeltaTable`]: a Delta table's snapshot (its log read by deltalake-core) scanned by our
+//! Parquet scan, and the `STORED AS DELTATABLE` factory.
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err, plan_err};
+use datafusion::datasource::TableType;
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::projection::ProjectionExec;
+use deltalake_core::kernel::EagerSnapshot;
+use deltalake_core::logstore::{
+    LogStore, LogStoreFactory, LogStoreRef, ObjectStoreRef, StorageConfig, default_logstore,
+    logstore_factories,
+};
+use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
+use url::Url;
+
+use super::files::partitioned_files;
+use super::schema::{check_reader_features, with_variants};
+use crate::parquet::VariantParquetFormatFactory;
+
+/// The name of the table type: `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..'`
+/// (delta-rs's name for it).
+pub const DELTATABLE: &str = "DELTATABLE";
+
+/// Which version of a Delta table to read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum DeltaVersion {
+    /// The newest.
+    #[default]
+    Newest,
+    /// This version (`OPTIONS ('version' 'N')`, Spark's `versionAsOf`).
+    Version(u64),
+    /// The newest version committed at or before this time (`OPTIONS ('timestamp' '..')`,
+    /// Spark's `timestampAsOf`): an RFC 3339 time, or a date and time read as UTC.
+    Timestamp(DateTime<Utc>),
+}
+
+impl DeltaVersion {
+    /// The version `OPTIONS (..)` ask for: `version` (or `versionAsOf`), `timestamp` (or
+    /// `timestampAsOf`), at most one of them; any other key is an error.
+    pub fn from_options<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
+        let mut out = DeltaVersion::Newest;
+        for (key, value) in pairs {
+            // (DataFusion gives `OPTIONS` keys lowercased, with a `format.` prefix)
+            let key = key.strip_prefix("format.").unwrap_or(key);
+            let asked = match key.to_ascii_lowercase().as_str() {
+                "version" | "versionasof" => match value.trim().parse::<u64>() {
+                    Ok(v) => DeltaVersion::Version(v),
+                    _ => {
+                        return plan_err!("Delta table: version '{value}' is not a version number");
+                    }
+                },
+                "timestamp" | "timestampasof" => DeltaVersion::Timestamp(parse_time(value)?),
+                _ => {
+                    return plan_err!(
+                        "Delta table: unknown option '{key}' (options: 'version', 'timestamp')"
+                    );
+                }
+            };
+            if out != DeltaVersion::Newest {
+                return plan_err!("Delta table: give one of 'version' and 'timestamp'");
+            }
+            out = asked;
+        }
+        Ok(out)
+    }
+}
+
+/// `text` as a UTC time: RFC 3339, or what a cast to `TIMESTAMP` reads (as UTC).
+fn parse_time(text: &str) -> Result<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text.trim()) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    let utc = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    match ScalarValue::Utf8(Some(text.to_string())).cast_to(&utc) {
+        Ok(ScalarValue::TimestampMicrosecond(Some(us), _)) => {
+            DateTime::from_timestamp_micros(us).ok_or_else(|| bad_time(text))
+        }
+        _ => Err(bad_time(text)),
+    }
+}
+
+fn bad_time(text: &str) -> DataFusionError {
+    DataFusionError::Plan(format!("Delta table: timestamp '{text}' is not a time"))
+}
+
+/// A Delta table at one version: its log read by deltalake-core (snapshot, checkpoints, file
+/// statistics, deletion vectors), its data files read by our Parquet scan, so that variant
+/// columns come back as variants and shredded ones are read per path from their leaves.
+pub struct VariantDeltaTable {
+    table: DeltaTable,
+    /// The table's root, ending in `/`.
+    root: Url,
+    /// Its columns in the log's order, variants marked.
+    schema: SchemaRef,
+    /// The columns its data files hold (the others are partition columns).
+    file_schema: SchemaRef,
+    partition_fields: Vec<FieldRef>,
+    /// For each column of `schema`, its place in a scan's output: file columns, then partition
+    /// columns.
+    scan_index: Vec<usize>,
+}
+
+impl fmt::Debug for VariantDeltaTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VariantDeltaTable")
+            .field("root", &self.root.as_str())
+            .field("version", &self.version())
+            .finish()
+    }
+}
+
+impl VariantDeltaTable {
+    /// Opens the Delta table at `location` (a path or a URL whose object store the session's
+    /// runtime knows) at `version`.
+    pub async fn open(state: &dyn Session, location: &str, version: &DeltaVersion) -> Result<Self> {
+        let root = table_root(location)?;
+        let store_url = store_url(&root)?;
+        let store = state.runtime_env().object_store(&store_url)?;
+        let in_table = |e: DeltaTableError| {
+            DataFusionError::External(Box::new(e)).context(format!("Delta table at {root}"))
+        };
+        ensure_log_store_factory(&root);
+        let mut builder = DeltaTableBuilder::from_url(root.clone())
+            .map_err(in_table)?
+            .with_storage_backend(store, root.clone());
+        builder = match version {
+            DeltaVersion::Newest => builder,
+            DeltaVersion::Version(v) => builder.with_version(*v),
+            DeltaVersion::Timestamp(t) => builder.with_timestamp(*t),
+        };
+        let table = builder.load().await.map_err(in_table)?;
+        let snapshot = table.snapshot().map_err(in_table)?.snapshot();
+        // (deltalake-core reads the first version for a time before it; Spark refuses)
+        if let DeltaVersion::Timestamp(t) = version
+            && let Some(committed) = snapshot.version_timestamp(snapshot.version())
+            && committed > t.timestamp_millis()
+        {
+            return plan_err!(
+                "Delta table at {root}: the timestamp {t} is before the table's first commit"
+            );
+        }
+        let protocol = snapshot.protocol();
+        if let Some(features) = protocol.reader_features() {
+            let names: Vec<String> = features.iter().map(|f| f.to_string()).collect();
+            check_reader_features(names.iter().map(String::as_str))
+                .map_err(|e| e.context(format!("Delta table at {root}")))?;
+        }
+        let mode = snapshot.table_configuration().column_mapping_mode();
+        if format!("{mode:?}") != "None" {
+            return not_impl_err!(
+                "Delta table at {root}: column mapping (mode {mode:?}) is not supported yet"
+            );
+        }
+        let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
+        let partition_columns = snapshot.metadata().partition_columns().to_vec();
+        let (scan_index, file_schema, partition_fields) = scan_layout(&schema, &partition_columns)?;
+        Ok(VariantDeltaTable {
+            table,
+            root,
+            schema,
+            file_schema,
+            partition_fields,
+            scan_index,
+        })
+    }
+
+    /// The version read.
+    pub fn version(&self) -> Option<u64> {
+        self.table.version()
+    }
+
+    /// The table's root URL.
+    pub fn root(&self) -> &Url {
+        &self.root
+    }
+
+    /// deltalake-core's table (its log store and snapshot).
+    pub fn delta_table(&self) -> &DeltaTable {
+        &self.table
+    }
+
+    fn snapshot(&self) -> Result<&EagerSnapshot> {
+        Ok(self
+            .table
+            .snapshot()
+            .map_err(|e| DataFusionError::External(Box::new(e)))?
+            .snapshot())
+    }
+
+    fn log_store(&self) -> LogStoreRef {
+        self.table.log_store()
+    }
+}
+
+/// `schema`'s columns split into those of the data files and the partition columns (in the
+/// order the log lists them), and where each column lands in a scan's output.
+fn scan_layout(
+    schema: &SchemaRef,
+    partition_columns: &[String],
+) -> Result<(Vec<usize>, SchemaRef, Vec<FieldRef>)> {
+    let mut file_fields = Vec::new();
+    let mut partition_fields = Vec::with_capacity(partition_columns.len());
+    for name in partition_columns {
+        match schema.field_with_name(name) {
+            Ok(field) => partition_fields.push(Arc::new(field.clone())),
+            Err(_) => {
+                return plan_err!("Delta table: partition column {name} is not in its schema");
+            }
+        }
+    }
+    let mut scan_index = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        match partition_columns.iter().position(|p| p == field.name()) {
+            Some(p) => scan_index.push(usize::MAX - p),
+            None => {
+                scan_index.push(file_fields.len());
+                file_fields.push(Arc::clone(field));
+            }
+        }
+    }
+    let files = file_fields.len();
+    for index in &mut scan_index {
+        if *index > usize::MAX - partition_columns.len() {
+            *index = files + (usize::MAX - *index);
+        }
+    }
+    let file_schema = Arc::new(Schema::new_with_metadata(
+        file_fields,
+        schema.metadata().clone(),
+    ));
+    Ok((scan_index, file_schema, partition_fields))
+}
+
+/// The table's root URL (a directory: ending in `/`).
+fn table_root(location: &str) -> Result<Url> {
+    let mut url = ListingTableUrl::parse(location)?.get_url().clone();
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    Ok(url)
+}
+
+/// The object store's part of `root` (scheme and authority).
+fn store_url(root: &Url) -> Result<ObjectStoreUrl> {
+    ObjectStoreUrl::parse(&root[..url::Position::BeforePath])
+}
+
+/// deltalake-core keeps logs only where a log store factory is registered for the scheme (it
+/// registers `file` and `memory`): for any other scheme this registers its default log store,
+/// over the object store the session gives (`put` if absent commits, where the store has it).
+fn ensure_log_store_factory(root: &Url) {
+    let Ok(scheme) = Url::parse(&format!("{}://", root.scheme())) else {
+        return;
+    };
+    let factories = logstore_factories();
+    if factories.get(&scheme).is_none() {
+        factories.insert(scheme, Arc::new(SessionStoreLogs));
+    }
+}
+
+/// The default log store over the session's object store.
+struct SessionStoreLogs;
+
+impl LogStoreFactory for SessionStoreLogs {
+    fn with_options(
+        &self,
+        prefixed_store: ObjectStoreRef,
+        root_store: ObjectStoreRef,
+        location: &Url,
+        options: &StorageConfig,
+    ) -> deltalake_core::DeltaResult<Arc<dyn LogStore>> {
+        Ok(default_logstore(
+            prefixed_store,
+            root_store,
+            location,
+            options,
+        ))
+    }
+}
+
+#[async_trait]
+impl TableProvider for VariantDeltaTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let files = partitioned_files(
+            self.snapshot()?,
+            &self.log_store(),
+            &self.root,
+            &self.file_schema,
+            &self.partition_fields,
+        )
+        .await?;
+        let format =
+            VariantParquetFormatFactory::new().create(state, &HashMap::<String, String>::new())?;
+        let source = format.file_source(
+            TableSchema::builder(Arc::clone(&self.file_schema))
+                .with_table_partition_cols(self.partition_fields.clone())
+                .build(),
+        );
+        let wanted: Vec<usize> = match projection {
+            Some(p) => p.iter().map(|&i| self.scan_index[i]).collect(),
+            None => self.scan_index.clone(),
+        };
+        let mut read = wanted.clone();
+        read.sort_unstable();
+        read.dedup();
+        let partitions = state.config_options().execution.target_partitions.max(1);
+        let groups = if files.is_empty() {
+            Vec::new()
+        } else {
+            FileGroup::new(files).split_files(partitions)
+        };
+        let config = FileScanConfigBuilder::new(store_url(&self.root)?, source)
+            .with_file_groups(groups)
+            .with_projection_indices(Some(read.clone()))?
+            .with_limit(limit)
+            .build();
+        let plan = format.create_physical_plan(state, config).await?;
+        if read == wanted {
+            return Ok(plan);
+        }
+        // partition columns interleaved with the others: put back in the table's order
+        let output = plan.schema();
+        let exprs = wanted
+            .iter()
+            .map(|i| {
+                let at = read
+                    .binary_search(i)
+                    .expect("read holds every wanted column");
+                let name = output.field(at).name().clone();
+                (Arc::new(Column::new(&name, at)) as _, name)
+            })
+            .collect::<Vec<_>>();
+        Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        // (each file is pruned by the log's statistics and the scan's predicate; the filter
+        // stays above it)
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+}
+
+/// Makes `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..' [OPTIONS ('version' 'N' |
+/// 'timestamp' '..')]` tables: the columns and partition columns are the log's (declare none,
+/// or exactly its columns).
+#[derive(Debug, Default)]
+pub struct DeltaTableFactory;
+
+#[async_trait]
+impl TableProviderFactory for DeltaTableFactory {
+    async fn create(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> Result<Arc<dyn TableProvider>> {
+        let version =
+            DeltaVersion::from_options(cmd.options.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+        if !cmd.table_partition_cols.is_empty() {
+            return plan_err!(
+                "a {DELTATABLE} table's partition columns are its log's: declare none"
+            );
+        }
+        let [location] = cmd.locations.as_slice() else {
+            return plan_err!("a {DELTATABLE} table has one location");
+        };
+        let table = VariantDeltaTable::open(state, location, &version).await?;
+        let declared: Vec<&str> = (cmd.schema.fields().iter())
+            .map(|f| f.name().as_str())
+            .collect();
+        let names: Vec<&str> = (table.schema.fields().iter())
+            .map(|f| f.name().as_str())
+            .collect();
+        if !declared.is_empty() && declared != names {
+            return plan_err!(
+                "a {DELTATABLE} table's columns are its log's ({}); declare none, or exactly those",
+                names.join(", ")
+            );
+        }
+        Ok(Arc::new(table))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::datatypes::Field;
+
+    #[test]
+    fn versions_from_options() {
+        let none: [(&str, &str); 0] = [];
+        assert_eq!(
+            DeltaVersion::from_options(none).unwrap(),
+            DeltaVersion::Newest
+        );
+        assert_eq!(
+            DeltaVersion::from_options([("versionAsOf", "3")]).unwrap(),
+            DeltaVersion::Version(3)
+        );
+        let t = DeltaVersion::from_options([("timestamp", "2025-05-13 21:03:55")]).unwrap();
+        assert_eq!(
+            t,
+            DeltaVersion::Timestamp(DateTime::from_timestamp(1747170235, 0).unwrap())
+        );
+        let t = DeltaVersion::from_options([("timestampAsOf", "2025-05-13T23:03:55+02:00")]);
+        assert_eq!(
+            t.unwrap(),
+            DeltaVersion::Timestamp(DateTime::from_timestamp(1747170235, 0).unwrap())
+        );
+        for (pairs, error) in [
+            (vec![("version", "-1")], "not a version number"),
+            (vec![("version", "x")], "not a version number"),
+            (vec![("timestamp", "yesterday")], "is not a time"),
+            (
+                vec![("version", "1"), ("timestamp", "2025-01-01")],
+                "one of",
+            ),
+            (vec![("format", "parquet")], "unknown option 'format'"),
+        ] {
+            let err = DeltaVersion::from_options(pairs).unwrap_err();
+            assert!(err.to_string().contains(error), "{err}");
+        }
+    }
+
+    #[test]
+    fn partition_columns_go_last_in_the_scan() {
+        let schema: SchemaRef = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("p", DataType::Utf8, true),
+            Field::new("b", DataType::Int64, true),
+            Field::new("q", DataType::Int32, true),
+        ]));
+        let (index, files, partitions) =
+            scan_layout(&schema, &["q".to_string(), "p".to_string()]).unwrap();
+        assert_eq!(index, [0, 3, 1, 2]);
+        assert_eq!(files.fields().len(), 2);
+        let names: Vec<_> = partitions.iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["q", "p"]);
+        assert!(scan_layout(&schema, &["zz".to_string()]).is_err());
+    }
+}

@@ -1,0 +1,220 @@
+//! Delta tables where SQL cannot reach (sqllogictests/delta_tables.slt has the rest): a table of
+//! shredded files read from their leaves, time travel by commit time, the Rust registration, and
+//! broken logs (a missing commit, a corrupt checkpoint, a reader feature we do not know), each a
+//! clear error.
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::Int64Type;
+use datafusion::physical_plan::collect;
+use datafusion::prelude::SessionContext;
+use datafusion_parquet_variant::delta::{DeltaVersion, register_delta};
+use datafusion_parquet_variant::session_context;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/delta");
+
+/// A copy of fixture `name` in a scratch folder of its own.
+fn copy_of(name: &str, test: &str) -> common::TempPath {
+    let dir = common::scratch_dir("delta", test);
+    copy_dir(&Path::new(FIXTURES).join(name), &dir);
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+async fn one_i64(ctx: &SessionContext, sql: &str) -> i64 {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    batches[0].column(0).as_primitive::<Int64Type>().value(0)
+}
+
+async fn error_of(ctx: &SessionContext, sql: &str) -> String {
+    match ctx.sql(sql).await {
+        Err(e) => e.to_string(),
+        Ok(df) => match df.collect().await {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{sql} succeeded"),
+        },
+    }
+}
+
+/// A Delta table whose one data file is ours, shredded (`v` as `struct<a bigint, b string>`):
+/// paths are read from the leaves, as for the same file registered as Parquet.
+#[tokio::test]
+async fn shredded_files_are_read_from_their_leaves() {
+    let dir = common::scratch_dir("delta", "shredded");
+    let ctx = session_context();
+    let file = dir.join("part-00000.parquet");
+    let copy = format!(
+        "COPY (SELECT id, parse_json('{{\"a\": ' || id || ', \"b\": \"s' || (id % 3) || '\"}}') AS v \
+         FROM generate_series(1, 1000) AS t(id)) TO '{}' STORED AS PARQUET \
+         OPTIONS ('variant.shred.v' 'struct<a bigint, b string>')",
+        file.display()
+    );
+    ctx.sql(&copy).await.unwrap().collect().await.unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    let schema = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"variant","nullable":true,"metadata":{}}]}"#;
+    let log = [
+        serde_json::json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+            "readerFeatures": ["variantType", "variantShredding"],
+            "writerFeatures": ["variantType", "variantShredding"]}}),
+        serde_json::json!({"metaData": {"id": "shredded-test", "format": {"provider": "parquet", "options": {}},
+            "schemaString": schema, "partitionColumns": [], "configuration": {}, "createdTime": 0}}),
+        serde_json::json!({"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": size,
+            "modificationTime": 0, "dataChange": true,
+            "stats": r#"{"numRecords":1000,"minValues":{"id":1},"maxValues":{"id":1000},"nullCount":{"id":0}}"#}}),
+    ];
+    std::fs::create_dir_all(dir.join("_delta_log")).unwrap();
+    let text: Vec<String> = log.iter().map(|a| a.to_string()).collect();
+    std::fs::write(
+        dir.join("_delta_log/00000000000000000000.json"),
+        text.join("\n") + "\n",
+    )
+    .unwrap();
+
+    register_delta(&ctx, "t", dir.to_str().unwrap(), DeltaVersion::Newest)
+        .await
+        .unwrap();
+    // 1 + .. + 1000, and the 334 ids = 1 mod 3 (b = "s1")
+    assert_eq!(
+        one_i64(&ctx, "SELECT sum(v:a::bigint) FROM t").await,
+        500500
+    );
+    assert_eq!(
+        one_i64(&ctx, "SELECT count(*) FROM t WHERE v:b::string = 's1'").await,
+        334
+    );
+    let plan = common::plan(&ctx, "SELECT sum(v:a::bigint) FROM t").await;
+    collect(plan.clone(), ctx.task_ctx()).await.unwrap();
+    assert_eq!(
+        common::metric_sum(plan.as_ref(), "variant_paths_from_shredded_leaves"),
+        1
+    );
+}
+
+/// `OPTIONS ('timestamp' ..)` reads the newest version committed at or before that time; the
+/// commits' times are their files' (the fixture's commits carry no in-commit timestamps).
+#[tokio::test]
+async fn time_travel_by_commit_time() {
+    let dir = copy_of("spark-variant-checkpoint", "timestamp");
+    let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000); // 2023-11-14T22:13:20Z
+    for version in 0..3u64 {
+        let commit = dir.join(format!("_delta_log/{version:020}.json"));
+        let file = std::fs::File::options().write(true).open(commit).unwrap();
+        file.set_modified(base + Duration::from_secs(100 * version))
+            .unwrap();
+    }
+    let ctx = session_context();
+    for (time, rows) in [
+        ("2023-11-14T22:13:20Z", 100),
+        ("2023-11-14 22:14:59", 100),
+        ("2023-11-14T22:15:00Z", 101),
+        ("2023-11-14T23:16:40+01:00", 102),
+        ("2030-01-01", 102),
+    ] {
+        let create = format!(
+            "CREATE OR REPLACE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}' \
+             OPTIONS ('timestamp' '{time}')",
+            dir.display()
+        );
+        ctx.sql(&create).await.unwrap().collect().await.unwrap();
+        assert_eq!(
+            one_i64(&ctx, "SELECT count(*) FROM t").await,
+            rows,
+            "{time}"
+        );
+    }
+    let create = format!(
+        "CREATE EXTERNAL TABLE early STORED AS DELTATABLE LOCATION '{}' \
+         OPTIONS ('timestamp' '2020-01-01')",
+        dir.display()
+    );
+    let err = error_of(&ctx, &create).await;
+    assert!(
+        err.contains("timestamp 2020-01-01 00:00:00 UTC is before the table's first commit"),
+        "{err}"
+    );
+}
+
+/// A log that lost a commit: the newest version is still read from the checkpoint after it,
+/// the lost version is an error.
+#[tokio::test]
+async fn a_missing_commit_is_an_error_for_its_version() {
+    let dir = copy_of("spark-variant-checkpoint", "missing-commit");
+    std::fs::remove_file(dir.join("_delta_log/00000000000000000001.json")).unwrap();
+    let ctx = session_context();
+    let newest = format!(
+        "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    ctx.sql(&newest).await.unwrap().collect().await.unwrap();
+    assert_eq!(one_i64(&ctx, "SELECT count(*) FROM t").await, 102);
+    let lost = format!(
+        "CREATE EXTERNAL TABLE t1 STORED AS DELTATABLE LOCATION '{}' OPTIONS ('version' '1')",
+        dir.display()
+    );
+    let err = error_of(&ctx, &lost).await;
+    assert!(err.contains("Delta table at file://"), "{err}");
+
+    // without the checkpoint either, the newest version has a gap in its log
+    let dir = copy_of("spark-variant-checkpoint", "missing-commit-no-checkpoint");
+    std::fs::remove_file(dir.join("_delta_log/00000000000000000001.json")).unwrap();
+    std::fs::remove_file(dir.join("_delta_log/00000000000000000002.checkpoint.parquet")).unwrap();
+    std::fs::remove_file(dir.join("_delta_log/_last_checkpoint")).unwrap();
+    let gap = format!(
+        "CREATE EXTERNAL TABLE t2 STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    let err = error_of(&ctx, &gap).await;
+    assert!(err.contains("Delta table at file://"), "{err}");
+}
+
+/// A checkpoint that is not Parquet: an error naming the table, no panic, no partial answer.
+#[tokio::test]
+async fn a_corrupt_checkpoint_is_an_error() {
+    let dir = copy_of("spark-variant-checkpoint", "corrupt-checkpoint");
+    let checkpoint = dir.join("_delta_log/00000000000000000002.checkpoint.parquet");
+    let mut bytes = std::fs::read(&checkpoint).unwrap();
+    let half = bytes.len() / 2;
+    bytes.truncate(half);
+    std::fs::write(&checkpoint, bytes).unwrap();
+    let ctx = session_context();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    let err = error_of(&ctx, &create).await;
+    assert!(err.contains("Delta table at file://"), "{err}");
+}
+
+/// A reader feature this reader does not implement is named.
+#[tokio::test]
+async fn an_unknown_reader_feature_is_named() {
+    let dir = copy_of("table-with-dv-small", "reader-feature");
+    let first = dir.join("_delta_log/00000000000000000000.json");
+    let log = std::fs::read_to_string(&first).unwrap().replace(
+        r#""readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]"#,
+        r#""readerFeatures":["deletionVectors","columnMapping"],"writerFeatures":["deletionVectors","columnMapping"]"#,
+    );
+    std::fs::write(&first, log).unwrap();
+    let ctx = session_context();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    let err = error_of(&ctx, &create).await;
+    assert!(err.contains("columnMapping"), "{err}");
+}
