@@ -218,3 +218,136 @@ async fn an_unknown_reader_feature_is_named() {
     let err = error_of(&ctx, &create).await;
     assert!(err.contains("columnMapping"), "{err}");
 }
+
+/// `INSERT INTO` appends a version: its files are ours (variants shredded, as `COPY` shreds),
+/// its commit adds the shredding feature beside the table's variant feature, and both we and
+/// deltalake-core read the new version.
+#[tokio::test]
+async fn appends_land_as_new_versions() {
+    let dir = copy_of("spark-variant-checkpoint", "append");
+    let ctx = session_context();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    let insert = "INSERT INTO t SELECT 1000 + n, parse_json('{\"key\": ' || (1000 + n) || '}'), \
+                  NULL AS a, NULL AS b, NULL AS c, NULL AS d, NULL AS e \
+                  FROM generate_series(0, 99) AS s(n)";
+    assert_eq!(one_u64(&ctx, insert).await, 100);
+    // the same table (no registration again) reads the new version
+    assert_eq!(one_i64(&ctx, "SELECT count(*) FROM t").await, 202);
+    assert_eq!(
+        one_i64(&ctx, "SELECT sum(v:key::bigint) FROM t WHERE id >= 1000").await,
+        (1000..1100).sum::<i64>()
+    );
+    // deltalake-core's own reading of the log: version 3, one file more, the shredding feature
+    let url = url::Url::from_directory_path(&*dir).unwrap();
+    let table = deltalake_core::open_table(url).await.unwrap();
+    assert_eq!(table.version(), Some(3));
+    let snapshot = table.snapshot().unwrap();
+    assert_eq!(snapshot.log_data().num_files(), 5);
+    let features: Vec<String> = (snapshot.protocol().reader_features().unwrap().iter())
+        .map(|f| f.to_string())
+        .collect();
+    assert!(
+        features.contains(&"variantShredding-preview".to_string()),
+        "{features:?}"
+    );
+    // the write left no staging folder behind
+    let hidden: Vec<_> = std::fs::read_dir(&*dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".variant-write")
+        })
+        .collect();
+    assert!(hidden.is_empty());
+}
+
+async fn one_u64(ctx: &SessionContext, sql: &str) -> u64 {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    batches[0]
+        .column(0)
+        .as_primitive::<datafusion::arrow::datatypes::UInt64Type>()
+        .value(0)
+}
+
+/// The data files of the table folder `dir` (its root only).
+fn data_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "_delta_log")
+        .collect();
+    names.sort();
+    names
+}
+
+/// An append whose input fails half way, or whose commit conflicts, leaves no version and no
+/// file; two appends at once both land.
+#[tokio::test]
+async fn appends_are_atomic_and_concurrent_ones_both_land() {
+    let dir = copy_of("spark-variant-checkpoint", "append-atomic");
+    let before = data_files(&dir);
+    let ctx = session_context();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+
+    // the 5000th row is not JSON: parse_json fails after rows were written
+    let failing = "INSERT INTO t SELECT n, parse_json(CASE WHEN n = 5000 THEN 'oops' \
+                   ELSE '{\"key\": ' || n || '}' END), NULL AS a, NULL AS b, NULL AS c, NULL AS d, \
+                   NULL AS e FROM generate_series(1, 20000) AS s(n)";
+    let err = error_of(&ctx, failing).await;
+    assert!(err.contains("parse_json"), "{err}");
+    assert_eq!(data_files(&dir), before);
+    assert!(!dir.join("_delta_log/00000000000000000003.json").exists());
+    assert_eq!(one_i64(&ctx, "SELECT count(*) FROM t").await, 102);
+
+    // a commit that changed the schema took version 3 after the append planned: a conflict
+    let insert = "INSERT INTO t SELECT 7, parse_json('{\"key\": 7}'), NULL AS a, NULL AS b, \
+                  NULL AS c, NULL AS d, NULL AS e";
+    let plan = common::plan(&ctx, insert).await;
+    let metadata = std::fs::read_to_string(dir.join("_delta_log/00000000000000000000.json"))
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"metaData\""))
+        .unwrap()
+        .to_string();
+    std::fs::write(
+        dir.join("_delta_log/00000000000000000003.json"),
+        format!("{{\"commitInfo\":{{\"operation\":\"SET TBLPROPERTIES\"}}}}\n{metadata}\n"),
+    )
+    .unwrap();
+    let err = collect(plan, ctx.task_ctx()).await.unwrap_err().to_string();
+    assert!(
+        err.contains("a concurrent commit (version 3) changed the table's schema"),
+        "{err}"
+    );
+    assert_eq!(data_files(&dir), before);
+    assert!(!dir.join("_delta_log/00000000000000000004.json").exists());
+
+    // two appends planned on the same version: one commits version 4, the other version 5
+    let ctx2 = session_context();
+    ctx2.sql(&create).await.unwrap().collect().await.unwrap();
+    let one = "INSERT INTO t SELECT n, parse_json('{\"key\": ' || n || '}'), NULL AS a, NULL AS b, \
+               NULL AS c, NULL AS d, NULL AS e FROM generate_series(2000, 2009) AS s(n)";
+    let two = one.replace("2000, 2009", "3000, 3019");
+    let plan_one = common::plan(&ctx, one).await;
+    let plan_two = common::plan(&ctx2, &two).await;
+    let (a, b) = tokio::join!(
+        collect(plan_one, ctx.task_ctx()),
+        collect(plan_two, ctx2.task_ctx())
+    );
+    a.unwrap();
+    b.unwrap();
+    assert!(dir.join("_delta_log/00000000000000000005.json").exists());
+    assert_eq!(one_i64(&ctx, "SELECT count(*) FROM t").await, 132);
+    assert_eq!(data_files(&dir).len(), before.len() + 2);
+}

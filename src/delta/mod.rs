@@ -6,6 +6,7 @@
 mod files;
 mod schema;
 mod table;
+mod write;
 
 use std::sync::Arc;
 

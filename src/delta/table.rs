@@ -2,7 +2,7 @@
 //! Parquet scan, and the `STORED AS DELTATABLE` factory.
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,23 +12,26 @@ use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err, pla
 use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::datasource::physical_plan::FileSinkConfig;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion_datasource::file_sink_config::FileOutputMode;
 use deltalake_core::kernel::EagerSnapshot;
 use deltalake_core::logstore::{
-    LogStore, LogStoreFactory, LogStoreRef, ObjectStoreRef, StorageConfig, default_logstore,
-    logstore_factories,
+    LogStore, LogStoreFactory, ObjectStoreRef, StorageConfig, default_logstore, logstore_factories,
 };
 use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
 use super::files::partitioned_files;
 use super::schema::{check_reader_features, with_variants};
+use super::write::{AppendTarget, DeltaAppendExec, unhonoured_writer_feature, write_folder};
 use crate::parquet::VariantParquetFormatFactory;
 
 /// The name of the table type: `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..'`
@@ -101,7 +104,10 @@ fn bad_time(text: &str) -> DataFusionError {
 /// statistics, deletion vectors), its data files read by our Parquet scan, so that variant
 /// columns come back as variants and shredded ones are read per path from their leaves.
 pub struct VariantDeltaTable {
-    table: DeltaTable,
+    /// The snapshot read last (the newest one a scan or an append found, unless `pinned`).
+    table: RwLock<DeltaTable>,
+    /// Read at a version or time: its scans keep reading that version, and it takes no rows.
+    pinned: bool,
     /// The table's root, ending in `/`.
     root: Url,
     /// Its columns in the log's order, variants marked.
@@ -169,7 +175,8 @@ impl VariantDeltaTable {
         let partition_columns = snapshot.metadata().partition_columns().to_vec();
         let (scan_index, file_schema, partition_fields) = scan_layout(&schema, &partition_columns)?;
         Ok(VariantDeltaTable {
-            table,
+            table: RwLock::new(table),
+            pinned: *version != DeltaVersion::Newest,
             root,
             schema,
             file_schema,
@@ -178,9 +185,9 @@ impl VariantDeltaTable {
         })
     }
 
-    /// The version read.
+    /// The version read last.
     pub fn version(&self) -> Option<u64> {
-        self.table.version()
+        self.delta_table().version()
     }
 
     /// The table's root URL.
@@ -188,22 +195,46 @@ impl VariantDeltaTable {
         &self.root
     }
 
-    /// deltalake-core's table (its log store and snapshot).
-    pub fn delta_table(&self) -> &DeltaTable {
-        &self.table
+    /// deltalake-core's table as read last (its log store and snapshot).
+    pub fn delta_table(&self) -> DeltaTable {
+        self.table.read().expect("not poisoned").clone()
     }
 
-    fn snapshot(&self) -> Result<&EagerSnapshot> {
-        Ok(self
-            .table
-            .snapshot()
-            .map_err(|e| DataFusionError::External(Box::new(e)))?
-            .snapshot())
+    /// The table to read now: the pinned version, or the newest one (the log read on from the
+    /// version read last). A newer version whose columns differ is an error: the table was
+    /// planned with the old ones.
+    async fn current(&self) -> Result<DeltaTable> {
+        let mut table = self.delta_table();
+        if self.pinned {
+            return Ok(table);
+        }
+        let read = table.version();
+        table
+            .update_state()
+            .await
+            .map_err(|e| external(e).context(format!("Delta table at {}", self.root)))?;
+        if table.version() != read {
+            let snapshot = snapshot_of(&table)?;
+            let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
+            if schema.fields() != self.schema.fields() {
+                return plan_err!(
+                    "Delta table at {}: its columns changed in version {}; register it again",
+                    self.root,
+                    snapshot.version()
+                );
+            }
+            *self.table.write().expect("not poisoned") = table.clone();
+        }
+        Ok(table)
     }
+}
 
-    fn log_store(&self) -> LogStoreRef {
-        self.table.log_store()
-    }
+fn snapshot_of(table: &DeltaTable) -> Result<&EagerSnapshot> {
+    Ok(table.snapshot().map_err(external)?.snapshot())
+}
+
+fn external(e: DeltaTableError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
 }
 
 /// `schema`'s columns split into those of the data files and the partition columns (in the
@@ -310,9 +341,10 @@ impl TableProvider for VariantDeltaTable {
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let table = self.current().await?;
         let files = partitioned_files(
-            self.snapshot()?,
-            &self.log_store(),
+            snapshot_of(&table)?,
+            &table.log_store(),
             &self.root,
             &self.file_schema,
             &self.partition_fields,
@@ -360,6 +392,65 @@ impl TableProvider for VariantDeltaTable {
             })
             .collect::<Vec<_>>();
         Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+    }
+
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return not_impl_err!("Delta table at {}: only appends are supported", self.root);
+        }
+        if self.pinned {
+            return plan_err!(
+                "Delta table at {}: a table read at a version or time takes no rows",
+                self.root
+            );
+        }
+        if !self.partition_fields.is_empty() {
+            return not_impl_err!(
+                "Delta table at {}: appends to partitioned tables are not supported yet",
+                self.root
+            );
+        }
+        let table = self.current().await?;
+        let snapshot = snapshot_of(&table)?;
+        let protocol = serde_json::to_value(snapshot.protocol()).map_err(|e| {
+            DataFusionError::External(Box::new(e)).context("Delta table: its protocol")
+        })?;
+        if let Some(feature) = unhonoured_writer_feature(&protocol) {
+            return not_impl_err!(
+                "Delta table at {}: writer feature '{feature}' is not supported for appends",
+                self.root
+            );
+        }
+        let (folder_url, folder) = write_folder(&self.root)?;
+        let conf = FileSinkConfig {
+            original_url: self.root.to_string(),
+            object_store_url: store_url(&self.root)?,
+            file_group: FileGroup::default(),
+            table_paths: vec![folder_url],
+            output_schema: Arc::clone(&self.schema),
+            table_partition_cols: Vec::new(),
+            insert_op: InsertOp::Append,
+            keep_partition_by_columns: false,
+            file_extension: "parquet".to_string(),
+            file_output_mode: FileOutputMode::Directory,
+        };
+        let format =
+            VariantParquetFormatFactory::new().create(state, &HashMap::<String, String>::new())?;
+        let write = format
+            .create_writer_physical_plan(input, state, conf, None)
+            .await?;
+        let target = AppendTarget {
+            log_store: table.log_store(),
+            root: self.root.clone(),
+            read_version: snapshot.version(),
+            protocol,
+        };
+        Ok(Arc::new(DeltaAppendExec::new(write, folder, target)))
     }
 
     fn supports_filters_pushdown(

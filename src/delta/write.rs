@@ -1,0 +1,598 @@
+//! `INSERT INTO` a Delta table: the rows written as Parquet files by our sink (variant columns
+//! shredded as `COPY` shreds them), then committed to the log as one new version.
+//!
+//! The files are written under a hidden folder of the table (`.variant-write-<id>/`, which no
+//! reader lists), moved to the table's root once the whole input was written, and published by
+//! the commit: a JSON file `_delta_log/<version>.json` put only if absent. A commit that finds
+//! its version taken by another writer retries at the next one, unless that writer changed the
+//! table's schema or protocol (a conflict, reported). A write or commit that fails deletes its
+//! files: no version, and no file a reader could see, is left behind.
+use std::fmt;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt64Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
+use datafusion::execution::TaskContext;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::object_store::path::Path;
+use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use datafusion::parquet::arrow::parquet_to_arrow_schema;
+use datafusion::parquet::file::metadata::PageIndexPolicy;
+use datafusion::parquet::file::metadata::ParquetMetaData;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::{EquivalenceProperties, Partitioning};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream, collect,
+};
+use deltalake_core::kernel::transaction::TransactionError;
+use deltalake_core::logstore::{CommitOrBytes, LogStoreRef};
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use url::Url;
+
+/// How many times a commit retries at a later version after another writer took its version.
+const COMMIT_RETRIES: u64 = 15;
+
+/// The writer features an append honours (it writes no deletion vectors, row ids, or in-commit
+/// timestamps, and checks no constraints beyond NOT NULL): any other one refuses the append.
+pub(crate) const APPEND_WRITER_FEATURES: &[&str] = &[
+    "appendOnly",
+    "invariants",
+    "variantType",
+    "variantType-preview",
+    "variantShredding",
+    "variantShredding-preview",
+    "deletionVectors",
+    "timestampNtz",
+    "typeWidening",
+    "typeWidening-preview",
+    "v2Checkpoint",
+    "vacuumProtocolCheck",
+    "domainMetadata",
+    "changeDataFeed",
+];
+
+/// What an append commits against: the table as its snapshot showed it.
+#[derive(Clone)]
+pub(crate) struct AppendTarget {
+    pub log_store: LogStoreRef,
+    pub root: Url,
+    /// The version the write read (the commit is `read_version + 1`, or later).
+    pub read_version: u64,
+    /// The table's protocol, as the log's JSON.
+    pub protocol: Value,
+}
+
+/// Runs a write plan (our Parquet sink, writing into `folder`), then commits its files to the
+/// Delta log; yields one row, the number of rows written.
+pub(crate) struct DeltaAppendExec {
+    write: Arc<dyn ExecutionPlan>,
+    /// The write's hidden folder under the table root.
+    folder: Path,
+    target: AppendTarget,
+    properties: Arc<PlanProperties>,
+}
+
+impl fmt::Debug for DeltaAppendExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeltaAppendExec")
+            .field("table", &self.target.root.as_str())
+            .finish()
+    }
+}
+
+impl DeltaAppendExec {
+    /// The append of what `write` writes into `folder`.
+    pub(crate) fn new(write: Arc<dyn ExecutionPlan>, folder: Path, target: AppendTarget) -> Self {
+        let schema = count_schema();
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Final,
+            Boundedness::Bounded,
+        ));
+        DeltaAppendExec {
+            write,
+            folder,
+            target,
+            properties,
+        }
+    }
+}
+
+fn count_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new(
+        "count",
+        DataType::UInt64,
+        false,
+    )]))
+}
+
+/// The hidden folder a write of the table at `root` stages its files in, as a URL (for the
+/// sink) and as a path of the store.
+pub(crate) fn write_folder(root: &Url) -> Result<(ListingTableUrl, Path)> {
+    let id = uuid::Uuid::new_v4();
+    let url = root
+        .join(&format!(".variant-write-{id}/"))
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let listing = ListingTableUrl::parse(url.as_str())?;
+    let path = listing.prefix().clone();
+    Ok((listing, path))
+}
+
+impl DisplayAs for DeltaAppendExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DeltaAppendExec: table={}, read_version={}",
+            self.target.root, self.target.read_version
+        )
+    }
+}
+
+impl ExecutionPlan for DeltaAppendExec {
+    fn name(&self) -> &str {
+        "DeltaAppendExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.write]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let Some(write) = children.pop() else {
+            return exec_err!("DeltaAppendExec has one child");
+        };
+        Ok(Arc::new(DeltaAppendExec::new(
+            write,
+            self.folder.clone(),
+            self.target.clone(),
+        )))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        if partition != 0 {
+            return exec_err!("DeltaAppendExec has one partition, not {partition}");
+        }
+        let write = Arc::clone(&self.write);
+        let folder = self.folder.clone();
+        let target = self.target.clone();
+        let store_url = ObjectStoreUrl::parse(&target.root[..url::Position::BeforePath])?;
+        let store = context.runtime_env().object_store(&store_url)?;
+        let once = futures::stream::once(async move {
+            let rows = append(write, &folder, &target, store, context).await?;
+            RecordBatch::try_new(
+                count_schema(),
+                vec![Arc::new(UInt64Array::from(vec![rows])) as ArrayRef],
+            )
+            .map_err(DataFusionError::from)
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            count_schema(),
+            once.boxed(),
+        )))
+    }
+}
+
+/// A data file the write made, moved to the table's root.
+struct WrittenFile {
+    /// Its path relative to the table root, as the log writes it.
+    relative: String,
+    location: Path,
+    size: u64,
+    metadata: Arc<ParquetMetaData>,
+}
+
+async fn append(
+    write: Arc<dyn ExecutionPlan>,
+    folder: &Path,
+    target: &AppendTarget,
+    store: Arc<dyn ObjectStore>,
+    context: Arc<TaskContext>,
+) -> Result<u64> {
+    let written = collect(write, Arc::clone(&context)).await;
+    let mut files = Vec::new();
+    let outcome = match written {
+        Ok(_) => publish_and_commit(folder, target, &store, &mut files).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(rows) => {
+            remove_local_folder(folder, &target.root);
+            Ok(rows)
+        }
+        Err(e) => {
+            // nothing of the write stays: neither what it staged nor what it moved
+            for file in &files {
+                let _ = store.delete(&file.location).await;
+            }
+            let mut staged = store.list(Some(folder));
+            while let Some(Ok(meta)) = staged.next().await {
+                let _ = store.delete(&meta.location).await;
+            }
+            remove_local_folder(folder, &target.root);
+            Err(e)
+        }
+    }
+}
+
+/// Moves the staged files to the table root (as `part-NNNNN-<id>.parquet`), reads their
+/// footers for the log's statistics, and commits them; the number of rows committed.
+async fn publish_and_commit(
+    folder: &Path,
+    target: &AppendTarget,
+    store: &Arc<dyn ObjectStore>,
+    files: &mut Vec<WrittenFile>,
+) -> Result<u64> {
+    let mut staged: Vec<_> = store
+        .list(Some(folder))
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<std::result::Result<_, _>>()?;
+    staged.retain(|m| m.location.as_ref().ends_with(".parquet"));
+    staged.sort_by(|a, b| a.location.cmp(&b.location));
+    let root = Path::from_url_path(target.root.path())?;
+    let id = uuid::Uuid::new_v4();
+    for (n, meta) in staged.iter().enumerate() {
+        let relative = format!("part-{n:05}-{id}.parquet");
+        let location = root.clone().join(relative.as_str());
+        store.rename(&meta.location, &location).await?;
+        let mut moved = meta.clone();
+        moved.location = location.clone();
+        let metadata = DFParquetMetadata::new(store.as_ref(), &moved)
+            .with_page_index_policy(Some(PageIndexPolicy::Skip))
+            .fetch_metadata()
+            .await?;
+        files.push(WrittenFile {
+            relative,
+            location,
+            size: meta.size,
+            metadata,
+        });
+    }
+    let rows = files
+        .iter()
+        .map(|f| f.metadata.file_metadata().num_rows().max(0) as u64)
+        .sum();
+    commit(target, files).await?;
+    Ok(rows)
+}
+
+/// The commit's actions: commitInfo, the protocol where shredded files need a feature the
+/// table lacks, and one `add` per file.
+fn commit_actions(protocol: &Value, files: &[WrittenFile], read_version: u64) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let mut lines = vec![json!({"commitInfo": {
+        "timestamp": now,
+        "operation": "WRITE",
+        "operationParameters": {"mode": "Append", "partitionBy": "[]"},
+        "readVersion": read_version,
+        "isBlindAppend": true,
+        "engineInfo": concat!("datafusion-parquet-variant/", env!("CARGO_PKG_VERSION")),
+    }})];
+    if files.iter().any(|f| is_shredded(&f.metadata))
+        && let Some(protocol) = with_shredding_feature(protocol)
+    {
+        lines.push(json!({ "protocol": protocol }));
+    }
+    for file in files {
+        lines.push(json!({"add": {
+            "path": file.relative,
+            "partitionValues": {},
+            "size": file.size,
+            "modificationTime": now,
+            "dataChange": true,
+            "stats": file_stats(&file.metadata).to_string(),
+        }}));
+    }
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    text
+}
+
+/// Whether a file shreds a variant: a `typed_value` leaf under one of its columns.
+fn is_shredded(metadata: &ParquetMetaData) -> bool {
+    let schema = metadata.file_metadata().schema_descr();
+    (0..schema.num_columns()).any(|i| {
+        schema
+            .column(i)
+            .path()
+            .parts()
+            .iter()
+            .any(|p| p == "typed_value")
+    })
+}
+
+/// `protocol` with the variant shredding feature added (the preview name beside
+/// `variantType-preview`, as Spark's writer pairs them); None when it has one already.
+fn with_shredding_feature(protocol: &Value) -> Option<Value> {
+    let mut protocol = protocol.as_object()?.clone();
+    let has = |list: &Map<String, Value>, key: &str, name: &str| {
+        list.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|f| f == name))
+    };
+    if has(&protocol, "readerFeatures", "variantShredding")
+        || has(&protocol, "readerFeatures", "variantShredding-preview")
+    {
+        return None;
+    }
+    let name = if has(&protocol, "readerFeatures", "variantType-preview") {
+        "variantShredding-preview"
+    } else {
+        "variantShredding"
+    };
+    protocol.insert("minReaderVersion".into(), json!(3));
+    protocol.insert("minWriterVersion".into(), json!(7));
+    for key in ["readerFeatures", "writerFeatures"] {
+        let list = protocol.entry(key).or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut() {
+            list.push(json!(name));
+        }
+    }
+    Some(Value::Object(protocol))
+}
+
+/// The log's statistics of a file: its row count, and the bounds and null counts of its
+/// top-level integer, date and string columns.
+fn file_stats(metadata: &ParquetMetaData) -> Value {
+    let rows = metadata.file_metadata().num_rows();
+    let mut mins = Map::new();
+    let mut maxes = Map::new();
+    let mut nulls = Map::new();
+    let parquet_schema = metadata.file_metadata().schema_descr();
+    if let Ok(arrow) = parquet_to_arrow_schema(parquet_schema, None) {
+        for field in arrow.fields() {
+            if !matches!(
+                field.data_type(),
+                DataType::Int8
+                    | DataType::Int16
+                    | DataType::Int32
+                    | DataType::Int64
+                    | DataType::Date32
+                    | DataType::Utf8
+                    | DataType::Utf8View
+                    | DataType::LargeUtf8
+            ) {
+                continue;
+            }
+            let Ok(converter) = StatisticsConverter::try_new(field.name(), &arrow, parquet_schema)
+            else {
+                continue;
+            };
+            let groups = metadata.row_groups();
+            if let (Ok(min), Ok(max)) = (
+                converter.row_group_mins(groups.iter()),
+                converter.row_group_maxes(groups.iter()),
+            ) && let (Some(min), Some(max)) = (extreme(&min, true), extreme(&max, false))
+            {
+                mins.insert(field.name().clone(), min);
+                maxes.insert(field.name().clone(), max);
+            }
+            if let Ok(counts) = converter.row_group_null_counts(groups.iter())
+                && datafusion::arrow::array::Array::null_count(&counts) == 0
+            {
+                nulls.insert(
+                    field.name().clone(),
+                    json!(counts.values().iter().sum::<u64>()),
+                );
+            }
+        }
+    }
+    json!({"numRecords": rows, "minValues": mins, "maxValues": maxes, "nullCount": nulls})
+}
+
+/// The least (`least`) or greatest value of `array` (the row groups' bounds) as the log's
+/// JSON; None when a row group has none.
+fn extreme(array: &ArrayRef, least: bool) -> Option<Value> {
+    let mut best: Option<ScalarValue> = None;
+    for i in 0..array.len() {
+        let value = ScalarValue::try_from_array(array, i).ok()?;
+        if value.is_null() {
+            return None;
+        }
+        let better = match &best {
+            None => true,
+            Some(b) => match value.partial_cmp(b)? {
+                std::cmp::Ordering::Less => least,
+                std::cmp::Ordering::Greater => !least,
+                std::cmp::Ordering::Equal => false,
+            },
+        };
+        if better {
+            best = Some(value);
+        }
+    }
+    Some(match best? {
+        ScalarValue::Int8(Some(v)) => json!(v),
+        ScalarValue::Int16(Some(v)) => json!(v),
+        ScalarValue::Int32(Some(v)) => json!(v),
+        ScalarValue::Int64(Some(v)) => json!(v),
+        ScalarValue::Utf8(Some(v))
+        | ScalarValue::Utf8View(Some(v))
+        | ScalarValue::LargeUtf8(Some(v)) => {
+            json!(v)
+        }
+        date @ ScalarValue::Date32(Some(_)) => json!(date.to_string()),
+        _ => return None,
+    })
+}
+
+/// Commits `files` at the first version after the read one that no other writer took. A
+/// version taken by a commit that changed the schema is a conflict, as is one that gave the
+/// table a writer feature appends do not honour; after another protocol change the commit
+/// retries under the new protocol.
+async fn commit(target: &AppendTarget, files: &[WrittenFile]) -> Result<()> {
+    let mut version = target.read_version + 1;
+    let mut protocol = target.protocol.clone();
+    for _ in 0..=COMMIT_RETRIES {
+        let text = commit_actions(&protocol, files, target.read_version);
+        let bytes = CommitOrBytes::LogBytes(text.into_bytes().into());
+        match (target.log_store)
+            .write_commit_entry(version, bytes, uuid::Uuid::new_v4())
+            .await
+        {
+            Ok(()) => return Ok(()),
+            Err(TransactionError::VersionAlreadyExists(_)) => {
+                let winner = target
+                    .log_store
+                    .read_commit_entry(version)
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?
+                    .unwrap_or_default();
+                match changes_table(&winner) {
+                    TableChange::None => {}
+                    TableChange::Protocol(new) if unhonoured_writer_feature(&new).is_none() => {
+                        protocol = new;
+                    }
+                    change => {
+                        let what = match change {
+                            TableChange::Protocol(new) => format!(
+                                "protocol (writer feature '{}')",
+                                unhonoured_writer_feature(&new).unwrap_or_default()
+                            ),
+                            _ => "schema".to_string(),
+                        };
+                        return exec_err!(
+                            "Delta table at {}: a concurrent commit (version {version}) changed \
+                             the table's {what}; the append was not committed",
+                            target.root
+                        );
+                    }
+                }
+                version += 1;
+            }
+            Err(e) => return Err(DataFusionError::External(Box::new(e))),
+        }
+    }
+    exec_err!(
+        "Delta table at {}: the append found {COMMIT_RETRIES} newer versions in a row and was \
+         not committed",
+        target.root
+    )
+}
+
+/// What a commit changed that matters to an append.
+#[derive(Debug, PartialEq)]
+enum TableChange {
+    None,
+    /// Its `metaData` (schema, partitioning, properties).
+    Schema,
+    /// Its protocol, now this.
+    Protocol(Value),
+}
+
+/// What a commit (its JSON lines) changed.
+fn changes_table(commit: &[u8]) -> TableChange {
+    let mut change = TableChange::None;
+    for line in commit.split(|&b| b == b'\n') {
+        let Ok(Value::Object(mut action)) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if action.contains_key("metaData") {
+            return TableChange::Schema;
+        }
+        if let Some(protocol) = action.remove("protocol") {
+            change = TableChange::Protocol(protocol);
+        }
+    }
+    change
+}
+
+/// The first writer feature of `protocol` (the log's JSON) that appends do not honour.
+pub(crate) fn unhonoured_writer_feature(protocol: &Value) -> Option<String> {
+    (protocol.get("writerFeatures")?.as_array()?.iter())
+        .filter_map(Value::as_str)
+        .find(|f| !APPEND_WRITER_FEATURES.contains(f))
+        .map(str::to_string)
+}
+
+/// Removes the write's folder where the store is the local file system (object stores have no
+/// folders to leave behind).
+fn remove_local_folder(folder: &Path, root: &Url) {
+    if root.scheme() != "file" {
+        return;
+    }
+    if let Ok(local) =
+        datafusion::object_store::local::LocalFileSystem::new().path_to_filesystem(folder)
+    {
+        let _ = std::fs::remove_dir_all(local);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shredding_feature_added_once() {
+        let stable = json!({"minReaderVersion": 3, "minWriterVersion": 7,
+            "readerFeatures": ["variantType"], "writerFeatures": ["variantType"]});
+        let added = with_shredding_feature(&stable).unwrap();
+        assert_eq!(
+            added["readerFeatures"],
+            json!(["variantType", "variantShredding"])
+        );
+        assert_eq!(
+            added["writerFeatures"],
+            json!(["variantType", "variantShredding"])
+        );
+        assert_eq!(with_shredding_feature(&added), None);
+        let preview = json!({"minReaderVersion": 3, "minWriterVersion": 7,
+            "readerFeatures": ["variantType-preview"], "writerFeatures": ["variantType-preview"]});
+        let added = with_shredding_feature(&preview).unwrap();
+        assert_eq!(
+            added["readerFeatures"],
+            json!(["variantType-preview", "variantShredding-preview"])
+        );
+    }
+
+    #[test]
+    fn conflicting_commits() {
+        let none = changes_table(b"{\"commitInfo\":{}}\n{\"add\":{}}\n");
+        assert_eq!(none, TableChange::None);
+        let schema = changes_table(b"{\"commitInfo\":{}}\n{\"metaData\":{}}");
+        assert_eq!(schema, TableChange::Schema);
+        let protocol = changes_table(b"{\"protocol\":{\"writerFeatures\":[\"rowTracking\"]}}\n");
+        let TableChange::Protocol(new) = protocol else {
+            panic!("a protocol change")
+        };
+        assert_eq!(
+            unhonoured_writer_feature(&new).as_deref(),
+            Some("rowTracking")
+        );
+        assert_eq!(changes_table(b"not json\n"), TableChange::None);
+    }
+}
