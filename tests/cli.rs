@@ -269,6 +269,44 @@ fn parquet_files_and_external_tables() {
     assert!(out.contains("{\"currency\":"), "{out}");
 }
 
+/// Delta tables: one made and appended to by one process, read with time travel by another
+/// (the Spark-written fixtures are in sqllogictests/delta_tables.slt).
+#[test]
+fn delta_tables_are_created_appended_and_read() {
+    let dir = scratch("delta");
+    let table = dir.join("events_delta");
+    let table = table.to_str().unwrap();
+    ok(&[
+        "-c",
+        &format!(
+            "CREATE EXTERNAL TABLE d (id BIGINT, kind VARCHAR, payload VARIANT) \
+             STORED AS DELTATABLE LOCATION '{table}'"
+        ),
+        "-c",
+        "INSERT INTO d SELECT id, kind, payload FROM events WHERE id <= 100",
+        "-c",
+        "INSERT INTO d SELECT id, kind, payload FROM events WHERE id > 100 AND id <= 150",
+    ]);
+    let out = ok(&[
+        "--format",
+        "csv",
+        "-c",
+        &format!("CREATE EXTERNAL TABLE d STORED AS DELTATABLE LOCATION '{table}'"),
+        "-c",
+        "SELECT count(*) AS n, max(id) AS top FROM d",
+        "-c",
+        &format!(
+            "CREATE EXTERNAL TABLE d1 STORED AS DELTATABLE LOCATION '{table}' \
+             OPTIONS ('version' '1')"
+        ),
+        "-c",
+        "SELECT count(*) AS n FROM d1",
+        "-c",
+        "SELECT count(*) AS same FROM d JOIN events e USING (id) WHERE to_json(d.payload) = to_json(e.payload)",
+    ]);
+    assert_eq!(out, "n,top\n150,150\nn\n100\nsame\n150\n", "{out}");
+}
+
 #[test]
 fn parquet_intervals_print_exactly() {
     let dir = scratch("interval");

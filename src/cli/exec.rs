@@ -40,16 +40,8 @@ pub async fn exec_commands(
     commands: Vec<String>,
     options: &PrintOptions,
 ) -> Result<()> {
-    let Some(line_delimited) = json_mode(options.format) else {
-        let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
-        let commands = commands
-            .into_iter()
-            .map(|sql| spark_colons(sql, &dialect))
-            .collect();
-        return exec_from_commands(ctx, commands, options).await;
-    };
     for sql in commands {
-        exec_sql_json(ctx, &sql, options, line_delimited).await?;
+        exec_sql(ctx, &sql, options).await?;
     }
     Ok(())
 }
@@ -92,13 +84,63 @@ pub async fn exec_files(
 /// Runs the statements of `sql`: in the JSON formats through our JSON printer, in the others
 /// through datafusion-cli's loop with the `:` paths rebound first.
 pub async fn exec_sql(ctx: &VariantCliContext, sql: &str, options: &PrintOptions) -> Result<()> {
-    match json_mode(options.format) {
-        Some(line_delimited) => exec_sql_json(ctx, sql, options, line_delimited).await,
-        None => {
-            let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
-            exec_from_commands(ctx, vec![spark_colons(sql.to_string(), &dialect)], options).await
+    if let Some(line_delimited) = json_mode(options.format) {
+        return exec_sql_json(ctx, sql, options, line_delimited).await;
+    }
+    let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
+    if !has_options_of_our_tables(ctx, sql) {
+        return exec_from_commands(ctx, vec![spark_colons(sql.to_string(), &dialect)], options)
+            .await;
+    }
+    for statement_sql in split_statements(sql) {
+        if !ran_here(ctx, &statement_sql).await? {
+            let statement_sql = spark_colons(statement_sql, &dialect);
+            exec_from_commands(ctx, vec![statement_sql], options).await?;
         }
     }
+    Ok(())
+}
+
+/// The table types whose `OPTIONS` datafusion-cli cannot take: it reads every option of a
+/// `CREATE EXTERNAL TABLE` as one of its own formats' ("Specify a format for TableOptions").
+const OUR_TABLE_TYPES: &[&str] = &[
+    crate::json_files::JSON_VARIANT,
+    #[cfg(feature = "delta")]
+    crate::delta::DELTATABLE,
+];
+
+/// Whether `sql` may hold a `CREATE EXTERNAL TABLE` of ours with options (a cheap look at the
+/// text; [`ran_here`] parses).
+fn has_options_of_our_tables(ctx: &VariantCliContext, sql: &str) -> bool {
+    let upper = sql.to_ascii_uppercase();
+    upper.contains("OPTIONS")
+        && OUR_TABLE_TYPES.iter().any(|t| upper.contains(t))
+        && split_statements(sql)
+            .iter()
+            .any(|s| is_ours_with_options(ctx, s))
+}
+
+fn is_ours_with_options(ctx: &VariantCliContext, sql: &str) -> bool {
+    let Ok(statements) = parse_sql(&ctx.session_state(), sql) else {
+        return false;
+    };
+    matches!(
+        statements.as_slice(),
+        [DFStatement::CreateExternalTable(create)]
+            if !create.options.is_empty()
+                && OUR_TABLE_TYPES.iter().any(|t| create.file_type.eq_ignore_ascii_case(t))
+    )
+}
+
+/// Runs `sql` in the session itself when it is a `CREATE EXTERNAL TABLE` of ours with options
+/// (which datafusion-cli's loop refuses); false for any other statement, left to that loop.
+/// (Object stores for its location come from the runtime's registry, as for every query.)
+async fn ran_here(ctx: &VariantCliContext, sql: &str) -> Result<bool> {
+    if !is_ours_with_options(ctx, sql) {
+        return Ok(false);
+    }
+    ctx.session().sql(sql).await?.collect().await?;
+    Ok(true)
 }
 
 /// Runs the statements of `sql` in a JSON format: queries through [`JsonPrinter`], the rest
@@ -120,6 +162,7 @@ async fn exec_sql_json(
             Some(statement) if is_query => {
                 run_query_json(ctx, statement, options, line_delimited).await?
             }
+            _ if ran_here(ctx, &statement_sql).await? => {}
             _ => {
                 let statement_sql = spark_colons(statement_sql, &dialect);
                 exec_from_commands(ctx, vec![statement_sql], options).await?

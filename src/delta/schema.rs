@@ -2,11 +2,13 @@
 //! reader features we can honour.
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use datafusion::common::{Result, not_impl_err, plan_err};
 use deltalake_core::kernel::{DataType as DeltaType, StructType};
 
-use crate::variant_array::{variant_extension_metadata, variant_field};
+use serde_json::{Value, json};
+
+use crate::variant_array::{is_variant_field, variant_extension_metadata, variant_field};
 
 /// The reader features whose meaning this reader implements; a table that needs any other is
 /// refused, naming it. (`columnMapping` is left out until the scan maps physical names.)
@@ -93,10 +95,91 @@ fn field_with_variants(delta: &DeltaType, field: &FieldRef) -> FieldRef {
     Arc::new(field.as_ref().clone().with_data_type(data_type))
 }
 
+/// A Delta schema (the log's `schemaString` JSON) for the Arrow `schema` of a new table: its
+/// variants as `variant`, at any depth; an Arrow type Delta has no name for is an error.
+pub(crate) fn delta_schema(schema: &Schema) -> Result<Value> {
+    let fields = (schema.fields().iter())
+        .map(delta_field)
+        .collect::<Result<Vec<_>>>()?;
+    Ok(json!({"type": "struct", "fields": fields}))
+}
+
+fn delta_field(field: &FieldRef) -> Result<Value> {
+    Ok(json!({
+        "name": field.name(),
+        "type": delta_type(field)?,
+        "nullable": field.is_nullable(),
+        "metadata": {},
+    }))
+}
+
+#[recursive::recursive]
+fn delta_type(field: &FieldRef) -> Result<Value> {
+    if is_variant_field(field) {
+        return Ok(json!("variant"));
+    }
+    Ok(match field.data_type() {
+        DataType::Boolean => json!("boolean"),
+        DataType::Int8 => json!("byte"),
+        DataType::Int16 => json!("short"),
+        DataType::Int32 => json!("integer"),
+        DataType::Int64 => json!("long"),
+        DataType::Float32 => json!("float"),
+        DataType::Float64 => json!("double"),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => json!("string"),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => json!("binary"),
+        DataType::Date32 => json!("date"),
+        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => json!("timestamp"),
+        DataType::Timestamp(TimeUnit::Microsecond, None) => json!("timestamp_ntz"),
+        DataType::Decimal128(p, s) if *p <= 38 && *s >= 0 => json!(format!("decimal({p},{s})")),
+        DataType::List(element) | DataType::LargeList(element) => json!({
+            "type": "array",
+            "elementType": delta_type(element)?,
+            "containsNull": element.is_nullable(),
+        }),
+        DataType::Struct(children) => json!({
+            "type": "struct",
+            "fields": children.iter().map(delta_field).collect::<Result<Vec<_>>>()?,
+        }),
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => json!({
+                "type": "map",
+                "keyType": delta_type(&kv[0])?,
+                "valueType": delta_type(&kv[1])?,
+                "valueContainsNull": kv[1].is_nullable(),
+            }),
+            other => return plan_err!("Delta table: a map of {other} has no Delta type"),
+        },
+        other => {
+            return plan_err!(
+                "Delta table: column {} of type {other} has no Delta type",
+                field.name()
+            );
+        }
+    })
+}
+
+/// The protocol of a new table of `schema` (its Delta form): table features where it holds
+/// variants or timestamps without time zone, the oldest protocol otherwise.
+pub(crate) fn new_table_protocol(schema: &Value) -> Value {
+    let text = schema.to_string();
+    let mut features = Vec::new();
+    if text.contains("\"variant\"") {
+        features.push("variantType");
+    }
+    if text.contains("\"timestamp_ntz\"") {
+        features.push("timestampNtz");
+    }
+    if features.is_empty() {
+        return json!({"minReaderVersion": 1, "minWriterVersion": 2});
+    }
+    json!({"minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": features, "writerFeatures": features})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variant_array::is_variant_field;
     use datafusion::arrow::datatypes::Field;
 
     #[test]
@@ -162,5 +245,27 @@ mod tests {
             panic!("entries")
         };
         assert!(!is_variant_field(&kv[0]) && is_variant_field(&kv[1]));
+        // and back: the Delta schema of the marked Arrow schema is the one it came from
+        let back: StructType = serde_json::from_value(delta_schema(&out).unwrap()).unwrap();
+        assert_eq!(back, delta);
+        let protocol = new_table_protocol(&delta_schema(&out).unwrap());
+        assert_eq!(protocol["readerFeatures"], json!(["variantType"]));
+    }
+
+    #[test]
+    fn types_without_a_delta_name_are_refused() {
+        let schema = Schema::new(vec![Field::new("u", DataType::UInt32, true)]);
+        let err = delta_schema(&schema).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("column u of type UInt32 has no Delta type"),
+            "{err}"
+        );
+        let plain = Schema::new(vec![Field::new("i", DataType::Int32, false)]);
+        let protocol = new_table_protocol(&delta_schema(&plain).unwrap());
+        assert_eq!(
+            protocol,
+            json!({"minReaderVersion": 1, "minWriterVersion": 2})
+        );
     }
 }

@@ -23,6 +23,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion_datasource::file_sink_config::FileOutputMode;
 use deltalake_core::kernel::EagerSnapshot;
+use deltalake_core::kernel::transaction::TransactionError;
+use deltalake_core::logstore::CommitOrBytes;
 use deltalake_core::logstore::{
     LogStore, LogStoreFactory, ObjectStoreRef, StorageConfig, default_logstore, logstore_factories,
 };
@@ -30,7 +32,7 @@ use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
 use super::files::partitioned_files;
-use super::schema::{check_reader_features, with_variants};
+use super::schema::{check_reader_features, delta_schema, new_table_protocol, with_variants};
 use super::write::{AppendTarget, DeltaAppendExec, unhonoured_writer_feature, write_folder};
 use crate::parquet::VariantParquetFormatFactory;
 
@@ -465,7 +467,8 @@ impl TableProvider for VariantDeltaTable {
 
 /// Makes `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..' [OPTIONS ('version' 'N' |
 /// 'timestamp' '..')]` tables: the columns and partition columns are the log's (declare none,
-/// or exactly its columns).
+/// or exactly its columns). Columns declared where no table is (no log, or no folder) make a
+/// new, empty table there.
 #[derive(Debug, Default)]
 pub struct DeltaTableFactory;
 
@@ -486,7 +489,20 @@ impl TableProviderFactory for DeltaTableFactory {
         let [location] = cmd.locations.as_slice() else {
             return plan_err!("a {DELTATABLE} table has one location");
         };
-        let table = VariantDeltaTable::open(state, location, &version).await?;
+        let declared_schema = cmd.schema.as_arrow();
+        let table = match VariantDeltaTable::open(state, location, &version).await {
+            Ok(table) => table,
+            // columns declared where no table is: a new table
+            Err(e)
+                if is_not_a_table(&e)
+                    && !declared_schema.fields().is_empty()
+                    && version == DeltaVersion::Newest =>
+            {
+                create_table(state, location, declared_schema).await?;
+                VariantDeltaTable::open(state, location, &version).await?
+            }
+            Err(e) => return Err(e),
+        };
         let declared: Vec<&str> = (cmd.schema.fields().iter())
             .map(|f| f.name().as_str())
             .collect();
@@ -500,6 +516,61 @@ impl TableProviderFactory for DeltaTableFactory {
             );
         }
         Ok(Arc::new(table))
+    }
+}
+
+/// Whether `e` says that no Delta table is at the location.
+fn is_not_a_table(e: &DataFusionError) -> bool {
+    match e {
+        DataFusionError::Context(_, inner) => is_not_a_table(inner),
+        DataFusionError::External(inner) => matches!(
+            inner.downcast_ref::<DeltaTableError>(),
+            Some(
+                DeltaTableError::NotATable(_)
+                    | DeltaTableError::InvalidTableLocation(_)
+                    | DeltaTableError::KernelError(
+                        delta_kernel::Error::InvalidTableLocation(_)
+                            | delta_kernel::Error::MissingVersion
+                    )
+            )
+        ),
+        _ => false,
+    }
+}
+
+/// Creates an empty Delta table of `schema` at `location`: version 0 of its log, with the
+/// protocol its columns need. (Another writer's table made there at once is kept.)
+async fn create_table(state: &dyn Session, location: &str, schema: &Schema) -> Result<()> {
+    let root = table_root(location)?;
+    let store = state.runtime_env().object_store(store_url(&root)?)?;
+    ensure_log_store_factory(&root);
+    let log_store = DeltaTableBuilder::from_url(root.clone())
+        .map_err(external)?
+        .with_storage_backend(store, root.clone())
+        .build()
+        .map_err(external)?
+        .log_store();
+    let delta = delta_schema(schema)?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let actions = [
+        serde_json::json!({"commitInfo": {"timestamp": now, "operation": "CREATE TABLE",
+            "operationParameters": {"partitionBy": "[]"},
+            "engineInfo": concat!("datafusion-parquet-variant/", env!("CARGO_PKG_VERSION"))}}),
+        serde_json::json!({"protocol": new_table_protocol(&delta)}),
+        serde_json::json!({"metaData": {"id": uuid::Uuid::new_v4().to_string(),
+            "format": {"provider": "parquet", "options": {}},
+            "schemaString": delta.to_string(), "partitionColumns": [],
+            "configuration": {}, "createdTime": now}}),
+    ];
+    let text: String = actions.iter().map(|a| format!("{a}\n")).collect();
+    let bytes = CommitOrBytes::LogBytes(text.into_bytes().into());
+    match log_store
+        .write_commit_entry(0, bytes, uuid::Uuid::new_v4())
+        .await
+    {
+        Ok(()) | Err(TransactionError::VersionAlreadyExists(_)) => Ok(()),
+        Err(e) => Err(DataFusionError::External(Box::new(e))
+            .context(format!("Delta table at {root}: creating it"))),
     }
 }
 
