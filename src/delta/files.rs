@@ -15,7 +15,8 @@ use datafusion::datasource::physical_plan::parquet::ParquetRowSelection;
 use datafusion::object_store::ObjectMeta;
 use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use datafusion::physical_optimizer::pruning::PruningStatistics;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_optimizer::pruning::{PruningPredicateBuilder, PruningStatistics};
 use deltalake_core::kernel::{EagerSnapshot, LogicalFileView};
 use deltalake_core::logstore::LogStoreRef;
 use url::Url;
@@ -23,19 +24,31 @@ use url::Url;
 use crate::variant_array::is_variant_like;
 
 /// The files of `snapshot` (a table at `root`) for a scan of `file_schema` (its columns held in
-/// the data files) and `partition_fields`.
+/// the data files) and `partition_fields`, those that `filter` (over the table's columns,
+/// `table_schema`) leaves out skipped: their partition values and the log's bounds say no row
+/// of theirs can pass.
 pub(crate) async fn partitioned_files(
     snapshot: &EagerSnapshot,
     log_store: &LogStoreRef,
     root: &Url,
-    file_schema: &SchemaRef,
-    partition_fields: &[FieldRef],
+    (file_schema, partition_fields): (&SchemaRef, &[FieldRef]),
+    filter: Option<(Arc<dyn PhysicalExpr>, &SchemaRef)>,
 ) -> Result<Vec<PartitionedFile>> {
     let log_data = snapshot.log_data();
+    let keep = filter.and_then(|(predicate, table_schema)| {
+        // (a predicate the pruner cannot take prunes nothing)
+        let pruning = PruningPredicateBuilder::new()
+            .with_file_schema(Arc::clone(table_schema))
+            .build(predicate)?;
+        pruning.prune(&log_data).ok()
+    });
     let bounds = FileBounds::new(&log_data, file_schema);
     let root_path = Path::from_url_path(root.path()).map_err(external)?;
     let mut files = Vec::with_capacity(log_data.num_files());
     for (i, view) in log_data.iter().enumerate() {
+        if keep.as_ref().is_some_and(|keep| !keep[i]) {
+            continue;
+        }
         let location = file_path(&root_path, &view)?;
         let size = u64::try_from(view.size()).unwrap_or(0);
         let meta = ObjectMeta {

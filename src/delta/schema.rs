@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use datafusion::common::{Result, not_impl_err, plan_err};
-use deltalake_core::kernel::{DataType as DeltaType, StructType};
+use deltalake_core::kernel::{DataType as DeltaType, MetadataValue, StructField, StructType};
 
 use serde_json::{Value, json};
 
 use crate::variant_array::{is_variant_field, variant_extension_metadata, variant_field};
 
 /// The reader features whose meaning this reader implements; a table that needs any other is
-/// refused, naming it. (`columnMapping` is left out until the scan maps physical names.)
+/// refused, naming it.
 const READER_FEATURES: &[&str] = &[
     "variantType",
     "variantType-preview",
@@ -23,6 +23,7 @@ const READER_FEATURES: &[&str] = &[
     "typeWidening-preview",
     "v2Checkpoint",
     "vacuumProtocolCheck",
+    "columnMapping",
 ];
 
 /// An error naming the first of `features` (a protocol's reader features) this reader does not
@@ -37,6 +38,50 @@ pub(crate) fn check_reader_features<'a>(features: impl IntoIterator<Item = &'a s
         }
     }
     Ok(())
+}
+
+/// The physical names of `delta`'s columns (a table with column mapping: the names its data
+/// files and partition values use). Fields inside structs whose physical names differ are not
+/// read yet: an error.
+pub(crate) fn physical_names(delta: &StructType) -> Result<Vec<String>> {
+    delta
+        .fields()
+        .map(|field| {
+            if let Some(inner) = renamed_inside(field.data_type()) {
+                return not_impl_err!(
+                    "Delta table: column mapping of fields inside columns ({}.{inner}) is not \
+                     supported yet",
+                    field.name()
+                );
+            }
+            Ok(physical_name(field).unwrap_or(field.name()).to_string())
+        })
+        .collect()
+}
+
+fn physical_name(field: &StructField) -> Option<&str> {
+    match field.metadata.get("delta.columnMapping.physicalName") {
+        Some(MetadataValue::String(name)) => Some(name),
+        _ => None,
+    }
+}
+
+/// The first field inside `data_type` whose physical name is not its name.
+#[recursive::recursive]
+fn renamed_inside(data_type: &DeltaType) -> Option<String> {
+    match data_type {
+        DeltaType::Struct(s) => s.fields().find_map(|f| {
+            if physical_name(f).is_some_and(|p| p != f.name()) {
+                return Some(f.name().clone());
+            }
+            renamed_inside(f.data_type())
+        }),
+        DeltaType::Array(a) => renamed_inside(a.element_type()),
+        DeltaType::Map(m) => {
+            renamed_inside(m.key_type()).or_else(|| renamed_inside(m.value_type()))
+        }
+        _ => None,
+    }
 }
 
 /// `arrow` (deltalake's Arrow form of `delta`, a table's schema) with every field that `delta`

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
-use datafusion::common::{DataFusionError, Result, ScalarValue, not_impl_err, plan_err};
+use datafusion::common::{DFSchema, DataFusionError, Result, ScalarValue, not_impl_err, plan_err};
 use datafusion::datasource::TableType;
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::listing::ListingTableUrl;
@@ -17,10 +17,11 @@ use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
 use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion_datasource::file_sink_config::FileOutputMode;
 use deltalake_core::kernel::EagerSnapshot;
 use deltalake_core::kernel::transaction::TransactionError;
@@ -32,7 +33,9 @@ use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
 use super::files::partitioned_files;
-use super::schema::{check_reader_features, delta_schema, new_table_protocol, with_variants};
+use super::schema::{
+    check_reader_features, delta_schema, new_table_protocol, physical_names, with_variants,
+};
 use super::write::{AppendTarget, DeltaAppendExec, unhonoured_writer_feature, write_folder};
 use crate::parquet::VariantParquetFormatFactory;
 
@@ -110,6 +113,8 @@ pub struct VariantDeltaTable {
     table: RwLock<DeltaTable>,
     /// Read at a version or time: its scans keep reading that version, and it takes no rows.
     pinned: bool,
+    /// Column mapping: the scan reads physical names, and names them as the table does.
+    mapped: bool,
     /// The table's root, ending in `/`.
     root: Url,
     /// Its columns in the log's order, variants marked.
@@ -167,18 +172,30 @@ impl VariantDeltaTable {
             check_reader_features(names.iter().map(String::as_str))
                 .map_err(|e| e.context(format!("Delta table at {root}")))?;
         }
-        let mode = snapshot.table_configuration().column_mapping_mode();
-        if format!("{mode:?}") != "None" {
-            return not_impl_err!(
-                "Delta table at {root}: column mapping (mode {mode:?}) is not supported yet"
-            );
-        }
         let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
-        let partition_columns = snapshot.metadata().partition_columns().to_vec();
-        let (scan_index, file_schema, partition_fields) = scan_layout(&schema, &partition_columns)?;
+        let mut partition_columns = snapshot.metadata().partition_columns().to_vec();
+        // column mapping: the files and the log's partition values name columns physically
+        let mode = snapshot.table_configuration().column_mapping_mode();
+        let mapped = format!("{mode:?}") != "None";
+        let mut read_schema = Arc::clone(&schema);
+        if mapped {
+            let physical = physical_names(&snapshot.schema())?;
+            for name in &mut partition_columns {
+                if let Ok(i) = schema.index_of(name) {
+                    *name = physical[i].clone();
+                }
+            }
+            let fields: Vec<FieldRef> = (schema.fields().iter().zip(&physical))
+                .map(|(f, name)| Arc::new(f.as_ref().clone().with_name(name)))
+                .collect();
+            read_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+        }
+        let (scan_index, file_schema, partition_fields) =
+            scan_layout(&read_schema, &partition_columns)?;
         Ok(VariantDeltaTable {
             table: RwLock::new(table),
             pinned: *version != DeltaVersion::Newest,
+            mapped,
             root,
             schema,
             file_schema,
@@ -340,16 +357,25 @@ impl TableProvider for VariantDeltaTable {
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let table = self.current().await?;
+        // files whose partition values and statistics rule the filters out are not scanned
+        // (the log's statistics name columns as the table does, so not under column mapping)
+        let filter = match conjunction(filters.iter().cloned()) {
+            Some(filter) if !self.mapped => {
+                let schema = DFSchema::try_from(Arc::clone(&self.schema))?;
+                state.create_physical_expr(filter, &schema).ok()
+            }
+            _ => None,
+        };
         let files = partitioned_files(
             snapshot_of(&table)?,
             &table.log_store(),
             &self.root,
-            &self.file_schema,
-            &self.partition_fields,
+            (&self.file_schema, &self.partition_fields),
+            filter.map(|f| (f, &self.schema)),
         )
         .await?;
         let format =
@@ -359,13 +385,26 @@ impl TableProvider for VariantDeltaTable {
                 .with_table_partition_cols(self.partition_fields.clone())
                 .build(),
         );
-        let wanted: Vec<usize> = match projection {
-            Some(p) => p.iter().map(|&i| self.scan_index[i]).collect(),
-            None => self.scan_index.clone(),
+        // The table's columns by their place in the scan (file columns, then partition
+        // columns), named as the table names them: the order is the table's, and columns of a
+        // table with column mapping are read by their physical names.
+        let columns: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
         };
-        let mut read = wanted.clone();
-        read.sort_unstable();
-        read.dedup();
+        let files_width = self.file_schema.fields().len();
+        let exprs = columns.iter().map(|&column| {
+            let at = self.scan_index[column];
+            let read = match at.checked_sub(files_width) {
+                Some(p) => self.partition_fields[p].name(),
+                None => self.file_schema.field(at).name(),
+            };
+            let name = self.schema.field(column).name();
+            ProjectionExpr::new(Arc::new(Column::new(read, at)), name.clone())
+        });
+        let Some(source) = source.try_pushdown_projection(&ProjectionExprs::new(exprs))? else {
+            return plan_err!("Delta table: the Parquet scan took no projection");
+        };
         let partitions = state.config_options().execution.target_partitions.max(1);
         let groups = if files.is_empty() {
             Vec::new()
@@ -374,26 +413,9 @@ impl TableProvider for VariantDeltaTable {
         };
         let config = FileScanConfigBuilder::new(store_url(&self.root)?, source)
             .with_file_groups(groups)
-            .with_projection_indices(Some(read.clone()))?
             .with_limit(limit)
             .build();
-        let plan = format.create_physical_plan(state, config).await?;
-        if read == wanted {
-            return Ok(plan);
-        }
-        // partition columns interleaved with the others: put back in the table's order
-        let output = plan.schema();
-        let exprs = wanted
-            .iter()
-            .map(|i| {
-                let at = read
-                    .binary_search(i)
-                    .expect("read holds every wanted column");
-                let name = output.field(at).name().clone();
-                (Arc::new(Column::new(&name, at)) as _, name)
-            })
-            .collect::<Vec<_>>();
-        Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+        format.create_physical_plan(state, config).await
     }
 
     async fn insert_into(
@@ -411,6 +433,12 @@ impl TableProvider for VariantDeltaTable {
                 self.root
             );
         }
+        if self.mapped {
+            return not_impl_err!(
+                "Delta table at {}: appends to tables with column mapping are not supported yet",
+                self.root
+            );
+        }
         if !self.partition_fields.is_empty() {
             return not_impl_err!(
                 "Delta table at {}: appends to partitioned tables are not supported yet",
@@ -419,6 +447,12 @@ impl TableProvider for VariantDeltaTable {
         }
         let table = self.current().await?;
         let snapshot = snapshot_of(&table)?;
+        if let Some(what) = unhonoured_table_rule(snapshot) {
+            return not_impl_err!(
+                "Delta table at {}: appends to tables with {what} are not supported yet",
+                self.root
+            );
+        }
         let protocol = serde_json::to_value(snapshot.protocol()).map_err(|e| {
             DataFusionError::External(Box::new(e)).context("Delta table: its protocol")
         })?;
@@ -517,6 +551,32 @@ impl TableProviderFactory for DeltaTableFactory {
         }
         Ok(Arc::new(table))
     }
+}
+
+/// What a table asks of its writers that appends do not do, whatever its protocol's version:
+/// CHECK constraints, generated or identity columns.
+fn unhonoured_table_rule(snapshot: &EagerSnapshot) -> Option<&'static str> {
+    let configuration = snapshot.metadata().configuration();
+    if configuration
+        .keys()
+        .any(|k| k.starts_with("delta.constraints."))
+    {
+        return Some("CHECK constraints");
+    }
+    let schema = snapshot.schema();
+    for field in schema.fields() {
+        if field.metadata.contains_key("delta.generationExpression") {
+            return Some("generated columns");
+        }
+        if field
+            .metadata
+            .keys()
+            .any(|k| k.starts_with("delta.identity."))
+        {
+            return Some("identity columns");
+        }
+    }
+    None
 }
 
 /// Whether `e` says that no Delta table is at the location.
