@@ -5,13 +5,14 @@ Two ways in:
 - :class:`SessionContext`: a session of our own with the whole engine (every function, the
   ``v:path`` syntax, casts, the ``VARIANT`` type name, Parquet tables that read shredded files
   leaf by leaf and write VARIANT columns).
-- :func:`register` and :func:`register_parquet`: our functions and Parquet tables inside a
-  ``datafusion.SessionContext`` of datafusion-python 55, through its FFI protocol.
+- :func:`register`, :func:`register_parquet` and :func:`register_delta`: our functions, and
+  Parquet and Delta tables, inside a ``datafusion.SessionContext`` of datafusion-python 55,
+  through its FFI protocol.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from . import _internal
 from ._internal import DataFrame, DataFusionError, ResourcesExhausted, SessionContext
@@ -23,6 +24,7 @@ __all__ = [
     "ResourcesExhausted",
     "register",
     "register_parquet",
+    "register_delta",
     "variant_to_python",
     "VARIANT_EXTENSION_NAME",
 ]
@@ -98,6 +100,21 @@ class _Planner:
 
     def __datafusion_session_planner__(self, ctx: Any, fallback: Any) -> Any:
         return _internal.query_planner(ctx)
+
+
+def register_delta(
+    ctx: Any,
+    name: str,
+    path: str,
+    version: Optional[int] = None,
+    timestamp: Optional[str] = None,
+) -> None:
+    """Registers the Delta table at ``path`` as the table ``name`` of a
+    ``datafusion.SessionContext``: its newest version, or ``version``, or the newest one
+    committed at or before ``timestamp``; VARIANT columns as variants, shredded ones read from
+    their leaves, files pruned by the log's statistics and partition values.
+    """
+    ctx.register_table(name, _internal.delta_table(path, version, timestamp))
 
 
 def register_parquet(ctx: Any, name: str, path: str) -> None:

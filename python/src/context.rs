@@ -6,6 +6,7 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion_parquet_variant::delta::{DeltaVersion, register_delta};
 use datafusion_parquet_variant::distributed::explain_distributed;
 use datafusion_parquet_variant::distributed::workers::{
     WorkerList, coordinator_session_state, parse_worker_urls,
@@ -141,6 +142,27 @@ impl PySessionContext {
         })
     }
 
+    /// Registers the Delta table at `path` (a folder, or a URL whose object store the session
+    /// knows) as `name`: its newest version, or `version`, or the newest one committed at or
+    /// before `timestamp` (RFC 3339, or a date and time in UTC). Variant columns are variants;
+    /// shredded ones are read leaf by leaf; `INSERT INTO name ..` appends a version.
+    #[pyo3(signature = (name, path, version=None, timestamp=None))]
+    fn register_delta(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        path: &str,
+        version: Option<u64>,
+        timestamp: Option<&str>,
+    ) -> PyResult<()> {
+        let version = delta_version(version, timestamp)?;
+        let ctx = self.ctx.clone();
+        let (name, path) = (name.to_string(), path.to_string());
+        run(py, async move {
+            register_delta(&ctx, &name, &path, version).await
+        })
+    }
+
     /// Registers `data`, anything with `__arrow_c_stream__`, as the in-memory table `name`;
     /// `arrow.parquet.variant` columns stay variants.
     fn register_arrow(&self, name: &str, data: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -175,4 +197,16 @@ impl PySessionContext {
         names.sort();
         Ok(names)
     }
+}
+
+/// The version `version` or `timestamp` asks for (at most one of them).
+pub(crate) fn delta_version(
+    version: Option<u64>,
+    timestamp: Option<&str>,
+) -> PyResult<DeltaVersion> {
+    let pairs: Vec<(&str, String)> = (version.map(|v| ("version", v.to_string())).into_iter())
+        .chain(timestamp.map(|t| ("timestamp", t.to_string())))
+        .collect();
+    DeltaVersion::from_options(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }

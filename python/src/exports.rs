@@ -34,6 +34,7 @@ use datafusion_ffi::table_provider::FFI_TableProvider;
 use datafusion_ffi::udaf::FFI_AggregateUDF;
 use datafusion_ffi::udf::FFI_ScalarUDF;
 use datafusion_ffi::udtf::FFI_TableFunction;
+use datafusion_parquet_variant::delta::VariantDeltaTable;
 use datafusion_parquet_variant::functions::{
     aggregate_functions as ours_aggregate, scalar_functions as ours_scalar,
 };
@@ -239,6 +240,28 @@ pub(crate) fn parquet_table(py: Python<'_>, path: &str) -> PyResult<ParquetTable
     })
 }
 
+/// The Delta table at `path` (its newest version, or `version`, or the newest one committed at
+/// or before `timestamp`) as one of our tables, read by our Parquet scan.
+#[pyfunction]
+#[pyo3(signature = (path, version=None, timestamp=None))]
+pub(crate) fn delta_table(
+    py: Python<'_>,
+    path: &str,
+    version: Option<u64>,
+    timestamp: Option<&str>,
+) -> PyResult<ParquetTable> {
+    let version = crate::context::delta_version(version, timestamp)?;
+    let path = path.to_string();
+    let table = run(py, async move {
+        let ctx = session_context();
+        let table = VariantDeltaTable::open(&ctx.state(), &path, &version).await?;
+        Ok(Arc::new(table) as Arc<dyn TableProvider>)
+    })?;
+    Ok(ParquetTable {
+        table: Arc::new(FilteredScan { inner: table }),
+    })
+}
+
 /// `filters` as our own session plans them over `table` (the analyzer makes typed `variant_get`
 /// calls the deferred form that pruning reads, checked where written; simplification parses
 /// their paths), as physical expressions over the table's columns.
@@ -272,6 +295,34 @@ fn our_predicates(
         predicates.push(ours.create_physical_expr(predicate, &schema)?);
     }
     Ok(predicates)
+}
+
+/// `future`, polled inside `handle`'s runtime: what it spawns or waits on (timers, I/O) runs
+/// there, wherever the future itself is polled.
+struct InRuntime<F> {
+    handle: tokio::runtime::Handle,
+    future: std::pin::Pin<Box<F>>,
+}
+
+impl<F: std::future::Future> InRuntime<F> {
+    fn new(handle: tokio::runtime::Handle, future: F) -> Self {
+        InRuntime {
+            handle,
+            future: Box::pin(future),
+        }
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for InRuntime<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let _inside = self.handle.enter();
+        self.future.as_mut().poll(cx)
+    }
 }
 
 /// A table whose scan takes the filters it is given into its Parquet source's predicate (for
@@ -316,7 +367,9 @@ impl TableProvider for FilteredScan {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let plan = self.inner.scan(state, projection, &[], limit).await?;
+        // (polled by the host, on no runtime of ours: deltalake-core's log reads need one)
+        let scan = self.inner.scan(state, projection, filters, limit);
+        let plan = InRuntime::new(runtime().handle().clone(), scan).await?;
         if filters.is_empty() {
             return Ok(plan);
         }

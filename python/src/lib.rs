@@ -39,6 +39,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exports::aggregate_functions, m)?)?;
     m.add_function(wrap_pyfunction!(exports::table_functions, m)?)?;
     m.add_function(wrap_pyfunction!(exports::parquet_table, m)?)?;
+    m.add_function(wrap_pyfunction!(exports::delta_table, m)?)?;
     m.add_class::<planner::LogicalCodec>()?;
     m.add_class::<planner::PhysicalCodec>()?;
     m.add_function(wrap_pyfunction!(planner::query_planner, m)?)?;

@@ -244,3 +244,16 @@ def test_read_json_variant_reads_files(df_ctx):
     assert rows(result) == [{"j": '{"a":1}'}, {"j": '{"a":3}'}]
     with pytest.raises(Exception, match=r"bad\.ndjson, line 2 \(byte 8\)"):
         df_ctx.sql(f"SELECT count(*) FROM read_json_variant('{bad}')").collect()
+
+
+def test_delta_tables_register_in_datafusion_python(df_ctx):
+    delta = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "delta"
+    dfpv.register_delta(df_ctx, "dv", str(delta / "table-with-dv-small"))
+    # values 0..9, the rows of 0 and 9 deleted by a deletion vector
+    assert rows(df_ctx.sql("SELECT count(*) AS n, sum(value) AS s FROM dv")) == [{"n": 8, "s": 36}]
+    dfpv.register_delta(df_ctx, "before", str(delta / "table-with-dv-small"), version=0)
+    assert rows(df_ctx.sql("SELECT count(*) AS n FROM before")) == [{"n": 10}]
+    dfpv.register_delta(df_ctx, "plain", str(delta / "spark-variant-checkpoint"))
+    assert rows(
+        df_ctx.sql("SELECT sum(variant_get(v, '$.key', 'int')) AS s FROM plain WHERE id > 97")
+    ) == [{"s": 98 + 99}]

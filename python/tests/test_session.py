@@ -3,6 +3,7 @@
 import datetime
 import decimal
 import os
+import pathlib
 import signal
 import threading
 import uuid
@@ -273,3 +274,40 @@ def test_workers_run_the_queries(shredded_file):
 def test_bad_worker_lists_are_refused():
     with pytest.raises(ValueError, match="workers: .*not an address"):
         dfpv.SessionContext(workers=["nowhere:port"])
+
+
+#: delta-rs's Spark-written Delta tables, in the repository (tests/data/delta, Apache-2.0).
+DELTA = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "delta"
+
+
+def test_delta_tables_read_travel_and_append(ctx, tmp_path):
+    table = str(DELTA / "spark-variant-checkpoint")
+    ctx.register_delta("plain", table)
+    # Spark's answers: 102 rows, v = {"key": id}
+    assert ctx.sql("SELECT count(*) AS n, sum(v:key::int) AS s FROM plain").to_pylist() == [
+        {"n": 102, "s": 4951}
+    ]
+    ctx.register_delta("first", table, version=0)
+    assert ctx.sql("SELECT count(*) AS n FROM first").to_pylist() == [{"n": 100}]
+    # a deletion vector removed the rows with value 0 and 9
+    ctx.register_delta("dv", str(DELTA / "table-with-dv-small"))
+    assert [r["value"] for r in ctx.sql("SELECT value FROM dv ORDER BY value").to_pylist()] == list(
+        range(1, 9)
+    )
+    with pytest.raises(ValueError, match="one of 'version' and 'timestamp'"):
+        ctx.register_delta("both", table, version=1, timestamp="2024-12-23T00:00:00Z")
+
+    # a new table, appended to, then read as Python values
+    location = tmp_path / "events"
+    ctx.sql(
+        f"CREATE EXTERNAL TABLE events (id BIGINT, v VARIANT) STORED AS DELTATABLE "
+        f"LOCATION '{location}'"
+    )
+    assert ctx.sql(
+        """INSERT INTO events VALUES (1, parse_json('{"a": [1, 2]}')), (2, parse_json('"x"'))"""
+    ).to_pylist() == [{"count": 2}]
+    assert ctx.sql("SELECT id, v FROM events ORDER BY id").to_pylist() == [
+        {"id": 1, "v": {"a": [1, 2]}},
+        {"id": 2, "v": "x"},
+    ]
+    assert (location / "_delta_log" / "00000000000000000001.json").exists()
