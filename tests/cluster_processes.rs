@@ -1,8 +1,8 @@
 //! A cluster of `variant-sql worker` processes (the built binary) on loopback ports, driven by
 //! `variant-sql --workers`: answers equal to one process, EXPLAIN shows the stages, a worker
 //! killed during a query or a COPY gives an error naming it (and no partial output), an
-//! unreachable worker is named, a SIGTERM stops a worker cleanly; Variant Parquet read through
-//! the S3 API (a local moto server) on one process and on workers.
+//! unreachable worker is named, a SIGTERM stops a worker cleanly; Variant Parquet and a Delta
+//! table read through the S3 API (a local moto server) on one process and on workers.
 //! Needs `--features distributed` (and the default `cli`).
 #![cfg(all(feature = "distributed", feature = "cli"))]
 
@@ -538,4 +538,51 @@ fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
     assert_eq!(expected.lines().count(), 9, "{expected}");
     assert_eq!(sql_with(&env, None, &[read]), expected);
     assert_eq!(sql_with(&env, Some(&both), &[read]), expected);
+}
+
+/// A Delta table in the bucket: created and appended to through the S3 API (its commits put only
+/// if absent), read on one process and on workers with the answers of the same events in
+/// Parquet files.
+#[test]
+fn a_delta_table_through_the_s3_api_on_one_process_and_on_workers() {
+    let s3 = S3Server::start();
+    let env = s3.env();
+    s3.create_bucket("lake");
+    with_sample(
+        &env,
+        &[
+            "CREATE EXTERNAL TABLE d (id BIGINT, ts TIMESTAMP, kind VARCHAR, payload VARIANT) \
+             STORED AS DELTATABLE LOCATION 's3://lake/delta/events/'",
+            "INSERT INTO d SELECT * FROM events WHERE id % 2 = 0",
+            "INSERT INTO d SELECT * FROM events WHERE id % 2 = 1",
+        ],
+    );
+    let create = "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION 's3://lake/delta/events/'";
+    let local = common::TempPath::dir("variant-cluster-s3-delta-local");
+    write_events(&local);
+    let create_local = table(&local);
+    let first = WorkerProcess::start_with(&env);
+    let second = WorkerProcess::start_with(&env);
+    let both = format!("{},{}", first.address, second.address);
+    for query in QUERIES {
+        let expected = sql(None, &[&create_local, query]);
+        assert_eq!(sql_with(&env, None, &[create, query]), expected, "{query}");
+        assert_eq!(
+            sql_with(&env, Some(&both), &[create, query]),
+            expected,
+            "{query}"
+        );
+    }
+    // version 1 holds the even ids alone
+    let first_append = "CREATE EXTERNAL TABLE t STORED AS DELTATABLE \
+                        LOCATION 's3://lake/delta/events/' OPTIONS ('version' '1')";
+    let out = sql_with(
+        &env,
+        None,
+        &[
+            first_append,
+            "SELECT count(*) AS n, sum(id % 2) AS odd FROM t",
+        ],
+    );
+    assert_eq!(out, "n,odd\n2500,0\n");
 }

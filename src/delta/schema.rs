@@ -2,7 +2,7 @@
 //! reader features we can honour.
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use datafusion::common::{Result, not_impl_err, plan_err};
 use deltalake_core::kernel::{DataType as DeltaType, MetadataValue, StructField, StructType};
 
@@ -174,8 +174,9 @@ fn delta_type(field: &FieldRef) -> Result<Value> {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => json!("string"),
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => json!("binary"),
         DataType::Date32 => json!("date"),
-        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => json!("timestamp"),
-        DataType::Timestamp(TimeUnit::Microsecond, None) => json!("timestamp_ntz"),
+        // (Delta keeps microseconds: finer values are cut to them on the way in)
+        DataType::Timestamp(_, Some(_)) => json!("timestamp"),
+        DataType::Timestamp(_, None) => json!("timestamp_ntz"),
         DataType::Decimal128(p, s) if *p <= 38 && *s >= 0 => json!(format!("decimal({p},{s})")),
         DataType::List(element) | DataType::LargeList(element) => json!({
             "type": "array",
@@ -225,7 +226,7 @@ pub(crate) fn new_table_protocol(schema: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::datatypes::Field;
+    use datafusion::arrow::datatypes::{Field, TimeUnit};
 
     #[test]
     fn unknown_reader_features_are_named() {
@@ -305,6 +306,21 @@ mod tests {
             err.to_string()
                 .contains("column u of type UInt32 has no Delta type"),
             "{err}"
+        );
+        let times = Schema::new(vec![
+            Field::new("ntz", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
+            Field::new(
+                "utc",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("+01:00".into())),
+                true,
+            ),
+        ]);
+        let types = delta_schema(&times).unwrap();
+        assert_eq!(types["fields"][0]["type"], json!("timestamp_ntz"));
+        assert_eq!(types["fields"][1]["type"], json!("timestamp"));
+        assert_eq!(
+            new_table_protocol(&types)["readerFeatures"],
+            json!(["timestampNtz"])
         );
         let plain = Schema::new(vec![Field::new("i", DataType::Int32, false)]);
         let protocol = new_table_protocol(&delta_schema(&plain).unwrap());
