@@ -388,3 +388,57 @@ async fn scans_with_deletion_vectors_do_not_travel() {
         4951
     );
 }
+
+/// The protocol lets a writer cut a string's maximum to a prefix and truncate a timestamp's to
+/// milliseconds: such maxima are no upper bounds, and a file whose values lie above them is
+/// still read.
+#[tokio::test]
+async fn cut_maxima_prune_no_file_they_do_not_bound() {
+    let dir = common::scratch_dir("delta", "cut-maxima");
+    let ctx = session_context();
+    let file = dir.join("part-00000.parquet");
+    let copy = format!(
+        "COPY (SELECT 'abcdef' AS s, arrow_cast(TIMESTAMP '2026-01-01 00:00:00.000900', \
+         'Timestamp(Microsecond, Some(\"UTC\"))') AS ts, 5 AS n) TO '{}' STORED AS PARQUET",
+        file.display()
+    );
+    ctx.sql(&copy).await.unwrap().collect().await.unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    let schema = r#"{"type":"struct","fields":[{"name":"s","type":"string","nullable":true,"metadata":{}},{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},{"name":"n","type":"long","nullable":true,"metadata":{}}]}"#;
+    // the maxima as a writer may cut them: "abc", and the time truncated to milliseconds
+    let stats = r#"{"numRecords":1,"minValues":{"s":"abc","ts":"2026-01-01T00:00:00.000Z","n":5},"maxValues":{"s":"abc","ts":"2026-01-01T00:00:00.000Z","n":5},"nullCount":{"s":0,"ts":0,"n":0}}"#;
+    let log = [
+        serde_json::json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}),
+        serde_json::json!({"metaData": {"id": "cut", "format": {"provider": "parquet", "options": {}},
+            "schemaString": schema, "partitionColumns": [], "configuration": {}, "createdTime": 0}}),
+        serde_json::json!({"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": size,
+            "modificationTime": 0, "dataChange": true, "stats": stats}}),
+    ];
+    std::fs::create_dir_all(dir.join("_delta_log")).unwrap();
+    let text: Vec<String> = log.iter().map(|a| a.to_string()).collect();
+    std::fs::write(
+        dir.join("_delta_log/00000000000000000000.json"),
+        text.join("\n") + "\n",
+    )
+    .unwrap();
+    register_delta(&ctx, "t", dir.to_str().unwrap(), DeltaVersion::Newest)
+        .await
+        .unwrap();
+    for filter in [
+        "s = 'abcdef'",
+        "s > 'abc'",
+        "ts > TIMESTAMP '2026-01-01 00:00:00.000500Z'",
+    ] {
+        let sql = format!("SELECT sum(n) FROM t WHERE {filter}");
+        assert_eq!(one_i64(&ctx, &sql).await, 5, "{filter}");
+    }
+    // the exact bounds of integers still leave the file out
+    let batches = ctx
+        .sql("SELECT sum(n) FROM t WHERE n > 5")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert!(batches[0].column(0).is_null(0));
+}

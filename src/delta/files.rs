@@ -40,7 +40,12 @@ pub(crate) async fn partitioned_files(
         let pruning = PruningPredicateBuilder::new()
             .with_file_schema(Arc::clone(table_schema))
             .build(predicate)?;
-        pruning.prune(&log_data).ok()
+        let bounds = LogBounds {
+            log: &log_data,
+            table_schema,
+            partition_fields,
+        };
+        pruning.prune(&bounds).ok()
     });
     let bounds = FileBounds::new(&log_data, file_schema);
     let root_path = Path::from_url_path(root.path()).map_err(external)?;
@@ -121,13 +126,68 @@ fn partition_values(view: &LogicalFileView, fields: &[FieldRef]) -> Result<Vec<S
         .collect()
 }
 
-/// The log's per-file minimum and maximum values of the columns whose bounds prune safely: as
-/// Delta writes them, strings cut short and timestamps rounded out stay bounds, so they say
-/// which files cannot hold a value; they are no exact answer (null counts are not given, so that
-/// no column is ever taken for a constant).
+/// The log's statistics as bounds: a string's maximum may be cut to a prefix and a timestamp's
+/// truncated to milliseconds (the protocol allows both), which makes them no upper bound, so
+/// those maxima are withheld; minima (cut or truncated down, still lower bounds), null counts,
+/// row counts and partition values (exact) pass as the log has them.
+struct LogBounds<'a> {
+    log: &'a dyn PruningStatistics,
+    table_schema: &'a SchemaRef,
+    partition_fields: &'a [FieldRef],
+}
+
+impl PruningStatistics for LogBounds<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.log.min_values(column)
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        let partition = (self.partition_fields.iter()).any(|f| f.name() == column.name());
+        let field = self.table_schema.field_with_name(column.name()).ok()?;
+        if !partition && !max_is_a_bound(field.data_type()) {
+            return None;
+        }
+        self.log.max_values(column)
+    }
+
+    fn num_containers(&self) -> usize {
+        self.log.num_containers()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        self.log.null_counts(column)
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        self.log.row_counts()
+    }
+
+    fn contained(
+        &self,
+        column: &Column,
+        values: &std::collections::HashSet<ScalarValue>,
+    ) -> Option<datafusion::arrow::array::BooleanArray> {
+        self.log.contained(column, values)
+    }
+}
+
+/// Whether the log's maximum of a column of `data_type` is an upper bound (not for strings,
+/// which may be cut to a prefix, nor timestamps, truncated to milliseconds).
+fn max_is_a_bound(data_type: &DataType) -> bool {
+    !matches!(
+        data_type,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Timestamp(..)
+    )
+}
+
+/// The log's per-file minimum and maximum values of the columns whose bounds prune safely (the
+/// maxima of [`max_is_a_bound`] columns alone): they say which files cannot hold a value; they
+/// are no exact answer (null counts are not given, so that no column is ever taken for a
+/// constant).
 struct FileBounds {
-    /// Per file-schema column: the minimum and maximum per file, where the log has them.
-    columns: Vec<Option<(ArrayRef, ArrayRef)>>,
+    /// Per file-schema column: the minimum and (where it is a bound) maximum per file, where
+    /// the log has them.
+    columns: Vec<Option<(ArrayRef, Option<ArrayRef>)>>,
 }
 
 impl FileBounds {
@@ -138,7 +198,10 @@ impl FileBounds {
                     return None;
                 }
                 let column = Column::new_unqualified(field.name());
-                Some((stats.min_values(&column)?, stats.max_values(&column)?))
+                let max = (max_is_a_bound(field.data_type()))
+                    .then(|| stats.max_values(&column))
+                    .flatten();
+                Some((stats.min_values(&column)?, max))
             })
             .collect();
         FileBounds { columns }
@@ -155,16 +218,18 @@ impl FileBounds {
         let column_statistics = (self.columns.iter())
             .map(|bounds| {
                 let mut stats = ColumnStatistics::new_unknown();
-                if let Some((min, max)) = bounds
-                    && let (Ok(min), Ok(max)) = (
-                        ScalarValue::try_from_array(min, i),
-                        ScalarValue::try_from_array(max, i),
-                    )
-                    && !min.is_null()
-                    && !max.is_null()
-                {
-                    stats.min_value = Precision::Exact(min);
-                    stats.max_value = Precision::Exact(max);
+                if let Some((min, max)) = bounds {
+                    if let Ok(min) = ScalarValue::try_from_array(min, i)
+                        && !min.is_null()
+                    {
+                        stats.min_value = Precision::Exact(min);
+                    }
+                    if let Some(max) = max
+                        && let Ok(max) = ScalarValue::try_from_array(max, i)
+                        && !max.is_null()
+                    {
+                        stats.max_value = Precision::Exact(max);
+                    }
                 }
                 stats
             })
@@ -177,8 +242,9 @@ impl FileBounds {
     }
 }
 
-/// Whether the log's bounds of `field` may prune files: integers, decimals, dates, timestamps
-/// and strings (floats are left out: NaN orders differently in Spark's statistics).
+/// Whether the log's bounds of `field` may prune files: integers, decimals and dates, and the
+/// minima of timestamps and strings (floats are left out: NaN orders differently in Spark's
+/// statistics).
 fn prunes_safely(field: &FieldRef) -> bool {
     !is_variant_like(field)
         && matches!(
