@@ -354,11 +354,10 @@ async fn appends_are_atomic_and_concurrent_ones_both_land() {
     assert_eq!(data_files(&dir).len(), before.len() + 2);
 }
 
-/// A scan whose files carry deletion vectors cannot travel to another process yet (DataFusion's
-/// encoding drops a file's row selection): encoding it is an error, never a plan that would
-/// read the deleted rows. Without deletion vectors the scan travels and answers the same.
+/// Scans travel to other processes (datafusion-distributed, Ballista) with their files' row
+/// selections (deletion vectors, which DataFusion's own encoding drops), and answer the same.
 #[tokio::test]
-async fn scans_with_deletion_vectors_do_not_travel() {
+async fn scans_with_deletion_vectors_travel() {
     use datafusion_parquet_variant::plan_codec::{
         physical_plan_from_bytes, physical_plan_to_bytes,
     };
@@ -372,21 +371,18 @@ async fn scans_with_deletion_vectors_do_not_travel() {
         );
         ctx.sql(&create).await.unwrap().collect().await.unwrap();
     }
-    let plan = common::plan(&ctx, "SELECT sum(value) FROM dv").await;
-    let err = physical_plan_to_bytes(plan).unwrap_err().to_string();
-    assert!(
-        err.contains("row selections (Delta deletion vectors)"),
-        "{err}"
-    );
-
-    let plan = common::plan(&ctx, "SELECT sum(v:key::int) FROM plain").await;
-    let bytes = physical_plan_to_bytes(plan).unwrap();
-    let back = physical_plan_from_bytes(&bytes, &ctx.task_ctx()).unwrap();
-    let batches = collect(back, ctx.task_ctx()).await.unwrap();
-    assert_eq!(
-        batches[0].column(0).as_primitive::<Int64Type>().value(0),
-        4951
-    );
+    for (sql, expected) in [
+        ("SELECT sum(CAST(value AS BIGINT)) FROM dv", 36),
+        ("SELECT count(*) FROM dv", 8),
+        ("SELECT sum(v:key::bigint) FROM plain", 4951),
+    ] {
+        let plan = common::plan(&ctx, sql).await;
+        let bytes = physical_plan_to_bytes(plan).unwrap();
+        let back = physical_plan_from_bytes(&bytes, &ctx.task_ctx()).unwrap();
+        let batches = collect(back, ctx.task_ctx()).await.unwrap();
+        let got = batches[0].column(0).as_primitive::<Int64Type>().value(0);
+        assert_eq!(got, expected, "{sql}");
+    }
 }
 
 /// The protocol lets a writer cut a string's maximum to a prefix and truncate a timestamp's to

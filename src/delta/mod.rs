@@ -14,6 +14,7 @@ use datafusion::common::Result;
 use datafusion::prelude::SessionContext;
 
 pub use table::{DELTATABLE, DeltaTableFactory, DeltaVersion, VariantDeltaTable};
+pub use write::DeltaAppendExec;
 
 /// Registers the Delta table at `location` (a path, or a URL whose object store the session
 /// knows) as `name`, at `version`.

@@ -598,18 +598,26 @@ fn is_not_a_table(e: &DataFusionError) -> bool {
     }
 }
 
-/// Creates an empty Delta table of `schema` at `location`: version 0 of its log, with the
-/// protocol its columns need. (Another writer's table made there at once is kept.)
-async fn create_table(state: &dyn Session, location: &str, schema: &Schema) -> Result<()> {
-    let root = table_root(location)?;
-    let store = state.runtime_env().object_store(store_url(&root)?)?;
-    ensure_log_store_factory(&root);
-    let log_store = DeltaTableBuilder::from_url(root.clone())
+/// The log store of the table at `root`, over the object store `runtime` has for it.
+pub(crate) fn log_store(
+    runtime: &datafusion::execution::runtime_env::RuntimeEnv,
+    root: &Url,
+) -> Result<deltalake_core::logstore::LogStoreRef> {
+    let store = runtime.object_store(store_url(root)?)?;
+    ensure_log_store_factory(root);
+    Ok(DeltaTableBuilder::from_url(root.clone())
         .map_err(external)?
         .with_storage_backend(store, root.clone())
         .build()
         .map_err(external)?
-        .log_store();
+        .log_store())
+}
+
+/// Creates an empty Delta table of `schema` at `location`: version 0 of its log, with the
+/// protocol its columns need. (Another writer's table made there at once is kept.)
+async fn create_table(state: &dyn Session, location: &str, schema: &Schema) -> Result<()> {
+    let root = table_root(location)?;
+    let log_store = log_store(state.runtime_env(), &root)?;
     let delta = delta_schema(schema)?;
     let now = chrono::Utc::now().timestamp_millis();
     let actions = [

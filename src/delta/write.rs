@@ -19,6 +19,7 @@ use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::execution::TaskContext;
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
@@ -73,7 +74,7 @@ pub(crate) struct AppendTarget {
 
 /// Runs a write plan (our Parquet sink, writing into `folder`), then commits its files to the
 /// Delta log; yields one row, the number of rows written.
-pub(crate) struct DeltaAppendExec {
+pub struct DeltaAppendExec {
     write: Arc<dyn ExecutionPlan>,
     /// The write's hidden folder under the table root.
     folder: Path,
@@ -114,6 +115,39 @@ fn count_schema() -> SchemaRef {
         DataType::UInt64,
         false,
     )]))
+}
+
+impl DeltaAppendExec {
+    /// What travels of it beside its write plan: the write's folder, the table's root, the
+    /// version read and the table's protocol.
+    pub fn parts(&self) -> (&Path, &Url, u64, &Value) {
+        (
+            &self.folder,
+            &self.target.root,
+            self.target.read_version,
+            &self.target.protocol,
+        )
+    }
+
+    /// The append of a decoded plan: its log reached through the object store `runtime` has
+    /// for the table.
+    pub fn decoded(
+        write: Arc<dyn ExecutionPlan>,
+        folder: Path,
+        root: Url,
+        read_version: u64,
+        protocol: Value,
+        runtime: &RuntimeEnv,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let log_store = super::table::log_store(runtime, &root)?;
+        let target = AppendTarget {
+            log_store,
+            root,
+            read_version,
+            protocol,
+        };
+        Ok(Arc::new(DeltaAppendExec::new(write, folder, target)))
+    }
 }
 
 /// The hidden folder a write of the table at `root` stages its files in, as a URL (for the

@@ -6,7 +6,7 @@ use datafusion_proto::protobuf;
 /// Every plan node our physical codec writes.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct VariantPlanNode {
-    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4, 5")]
+    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4, 5, 6")]
     pub kind: Option<variant_plan_node::Kind>,
 }
 
@@ -25,6 +25,8 @@ pub(crate) mod variant_plan_node {
         JsonScan(super::JsonScanNode),
         #[prost(message, tag = "5")]
         Sample(super::WholeInputSampleNode),
+        #[prost(message, tag = "6")]
+        DeltaAppend(super::DeltaAppendNode),
     }
 }
 
@@ -43,6 +45,37 @@ pub(crate) struct VariantScanNode {
     /// Whether the scan skips files that are gone (`variant.ignore_missing_files`).
     #[prost(bool, tag = "4")]
     pub skip_missing_files: bool,
+    /// The row selections of its files that have one (a Delta table's deletion vectors).
+    #[prost(message, repeated, tag = "5")]
+    pub row_selections: Vec<FileRowSelection>,
+}
+
+/// The rows of one file a scan reads: runs of rows, a positive count selected, a negative one
+/// skipped, in file order.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct FileRowSelection {
+    /// The file's object store path.
+    #[prost(string, tag = "1")]
+    pub path: String,
+    #[prost(sint64, repeated, tag = "2")]
+    pub runs: Vec<i64>,
+}
+
+/// An append to a Delta table (`delta::DeltaAppendExec`); its write plan travels as the
+/// node's input.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeltaAppendNode {
+    /// The table's root URL.
+    #[prost(string, tag = "1")]
+    pub root: String,
+    /// The write's hidden folder (an object store path).
+    #[prost(string, tag = "2")]
+    pub folder: String,
+    #[prost(uint64, tag = "3")]
+    pub read_version: u64,
+    /// The table's protocol as the log's JSON.
+    #[prost(string, tag = "4")]
+    pub protocol: String,
 }
 
 /// A `DataSinkExec` whose sink publishes staged files (`parquet::staged`).

@@ -26,7 +26,6 @@
 //! aggregate and window functions; not higher-order functions). In DataFusion's
 //! `ComposedPhysicalExtensionCodec` only the first codec ever encodes function state. The bytes
 //! are not a format kept across versions of this crate.
-use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, ParquetRowSelection};
 use std::sync::Arc;
 
 use datafusion::arrow::compute::SortOptions;
@@ -37,10 +36,14 @@ use datafusion::common::{DataFusionError, Result, TableReference, internal_err, 
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::datasource::memory::DataSourceExec;
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSinkConfig, JsonSource};
+use datafusion::datasource::physical_plan::parquet::{ParquetAccessPlan, ParquetRowSelection};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfig, FileSinkConfig, JsonSource,
+};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
+use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_expr::{LexRequirement, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
@@ -79,9 +82,9 @@ pub use restore::restore_variant_fields;
 pub use udfs::register_plan_functions;
 
 use messages::{
-    AutoShreddingNode, JsonScanNode, JsonTableNode, ShreddedColumn, StagedSinkNode,
-    VariantFormatNode, VariantPlanNode, VariantScanNode, VariantSinkNode, VariantTableNode,
-    WholeInputSampleNode, variant_plan_node::Kind,
+    AutoShreddingNode, DeltaAppendNode, FileRowSelection, JsonScanNode, JsonTableNode,
+    ShreddedColumn, StagedSinkNode, VariantFormatNode, VariantPlanNode, VariantScanNode,
+    VariantSinkNode, VariantTableNode, WholeInputSampleNode, variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -320,6 +323,87 @@ fn sample_from_node(node: &WholeInputSampleNode) -> Arc<WholeInputSample> {
 
 /// A JSON scan: DataFusion encodes the scan with its own `JsonSource` in place of ours (files,
 /// schema, projection), our options travel beside.
+/// `plan` (a decoded Parquet scan) with each file named in `selections` given its row selection.
+fn with_row_selections(
+    plan: Arc<dyn ExecutionPlan>,
+    selections: &[FileRowSelection],
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let Some(config) = (plan.downcast_ref::<DataSourceExec>())
+        .and_then(|exec| exec.data_source().downcast_ref::<FileScanConfig>())
+    else {
+        return internal_err!("row selections for a plan that is no file scan");
+    };
+    let mut config = config.clone();
+    let mut found = 0;
+    for group in &mut config.file_groups {
+        let files = group.files().iter().cloned().map(|file| {
+            let path = file.object_meta.location.to_string();
+            match selections.iter().find(|s| s.path == path) {
+                Some(selection) => {
+                    found += 1;
+                    let selectors: Vec<RowSelector> = (selection.runs.iter())
+                        .map(|&n| match n < 0 {
+                            true => RowSelector::skip(n.unsigned_abs() as usize),
+                            false => RowSelector::select(n as usize),
+                        })
+                        .collect();
+                    file.with_extension(ParquetRowSelection::new(RowSelection::from(selectors)))
+                }
+                None => file,
+            }
+        });
+        *group = FileGroup::new(files.collect());
+    }
+    if found < selections.len() {
+        return Err(corrupt(
+            "a scan's row selections",
+            "a selection names no file of the scan",
+        ));
+    }
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+/// A Delta append's node, where `node` is one.
+#[cfg(feature = "delta")]
+fn encode_delta_append(node: &Arc<dyn ExecutionPlan>) -> Option<DeltaAppendNode> {
+    let exec = node.downcast_ref::<crate::delta::DeltaAppendExec>()?;
+    let (folder, root, read_version, protocol) = exec.parts();
+    Some(DeltaAppendNode {
+        root: root.to_string(),
+        folder: folder.to_string(),
+        read_version,
+        protocol: protocol.to_string(),
+    })
+}
+
+#[cfg(not(feature = "delta"))]
+fn encode_delta_append(_node: &Arc<dyn ExecutionPlan>) -> Option<DeltaAppendNode> {
+    None
+}
+
+/// The Delta append of `node` over `write`, its log reached through the object store the
+/// decoding process's runtime has for the table.
+#[cfg(feature = "delta")]
+fn decode_delta_append(
+    node: &DeltaAppendNode,
+    write: Arc<dyn ExecutionPlan>,
+    ctx: &TaskContext,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let root = url::Url::parse(&node.root).map_err(|e| corrupt("a Delta table's root", e))?;
+    let protocol =
+        serde_json::from_str(&node.protocol).map_err(|e| corrupt("a Delta protocol", e))?;
+    let folder = datafusion::object_store::path::Path::parse(&node.folder)
+        .map_err(|e| corrupt("a Delta write's folder", e))?;
+    crate::delta::DeltaAppendExec::decoded(
+        write,
+        folder,
+        root,
+        node.read_version,
+        protocol,
+        ctx.runtime_env().as_ref(),
+    )
+}
+
 fn encode_json_scan(
     config: &FileScanConfig,
     source: &VariantJsonSource,
@@ -417,17 +501,30 @@ impl VariantPhysicalCodec {
             }
             _ => return foreign(),
         };
-        // A file's row selection (a Delta table's deletion vector) does not travel in
-        // DataFusion's encoding: refused, rather than read back without it.
-        let selects_rows = |f: &datafusion::datasource::listing::PartitionedFile| {
-            f.extension::<ParquetRowSelection>().is_some()
-                || f.extension::<ParquetAccessPlan>().is_some()
-        };
-        if (config.file_groups.iter()).any(|g| g.files().iter().any(selects_rows)) {
-            return not_impl_err!(
-                "a scan of files with row selections (Delta deletion vectors) cannot be encoded"
-            );
+        // A file's row selection (a Delta table's deletion vector) is not in DataFusion's
+        // encoding: it travels beside it; an access plan (an application's) cannot travel.
+        let files = config.file_groups.iter().flat_map(|g| g.files());
+        if files
+            .clone()
+            .any(|f| f.extension::<ParquetAccessPlan>().is_some())
+        {
+            return not_impl_err!("a scan of files with Parquet access plans cannot be encoded");
         }
+        let row_selections = files
+            .filter_map(|f| {
+                let selection = f.extension::<ParquetRowSelection>()?;
+                let runs = (selection.selection().iter())
+                    .map(|s| {
+                        let n = s.row_count as i64;
+                        if s.skip { -n } else { n }
+                    })
+                    .collect();
+                Some(FileRowSelection {
+                    path: f.object_meta.location.to_string(),
+                    runs,
+                })
+            })
+            .collect();
         let mut plain = config.clone();
         plain.file_source = Arc::new(source.inner().clone());
         plain.expr_adapter_factory = None;
@@ -438,6 +535,7 @@ impl VariantPhysicalCodec {
             variant_adapter: ours,
             skip_corrupt_files: skip.corrupt,
             skip_missing_files: skip.missing,
+            row_selections,
         })
     }
 
@@ -453,6 +551,9 @@ impl VariantPhysicalCodec {
         let mut scan = required(&node.scan, "scan")?.clone();
         let projection = take_scan_projection(&mut scan)?;
         let mut plan = converter.proto_to_execution_plan(&scan, &decode_ctx)?;
+        if !node.row_selections.is_empty() {
+            plan = with_row_selections(plan, &node.row_selections)?;
+        }
         if let Some((projection, schema)) = projection {
             let exprs = projection
                 .projections
@@ -644,6 +745,10 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Kind::Staged(staged) => self.decode_staged_sink(staged, input()?, ctx, converter),
             Kind::Sink(sink) => self.decode_sink(sink, input()?, ctx, converter),
             Kind::JsonScan(scan) => decode_json_scan(scan, ctx, self, converter),
+            #[cfg(feature = "delta")]
+            Kind::DeltaAppend(node) => decode_delta_append(node, input()?, ctx),
+            #[cfg(not(feature = "delta"))]
+            Kind::DeltaAppend(_) => not_impl_err!("a Delta append needs the feature `delta`"),
             Kind::Sample(node) => {
                 let input = input()?;
                 let sample = sample_from_node(node);
@@ -683,6 +788,8 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             && let Some(sink) = exec.sink().downcast_ref::<VariantParquetSink>()
         {
             Kind::Sink(self.encode_sink(exec, sink, converter)?)
+        } else if let Some(node) = encode_delta_append(&node) {
+            Kind::DeltaAppend(node)
         } else if let Some(inner) = &self.inner {
             return tagged(buf, OF_INNER_CODEC, |buf| {
                 inner.try_encode(node, buf, converter)
