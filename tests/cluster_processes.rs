@@ -481,6 +481,27 @@ impl Drop for S3Server {
     }
 }
 
+/// The sample events written as Parquet files under `dir`, and the statement making them the
+/// table `t`.
+fn table_of_events(dir: &Path) -> String {
+    write_events(dir);
+    table(dir)
+}
+
+/// Each of [`QUERIES`] over the table `create` makes (with `env`), on one process and on the
+/// workers `workers`, answers as over the local copy `create_local` makes.
+fn answers_as_local(env: &[(&str, String)], create: &str, create_local: &str, workers: &str) {
+    for query in QUERIES {
+        let expected = sql(None, &[create_local, query]);
+        assert_eq!(sql_with(env, None, &[create, query]), expected, "{query}");
+        assert_eq!(
+            sql_with(env, Some(workers), &[create, query]),
+            expected,
+            "{query}"
+        );
+    }
+}
+
 #[test]
 fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
     let s3 = S3Server::start();
@@ -497,20 +518,11 @@ fn variant_parquet_through_the_s3_api_on_one_process_and_on_workers() {
 
     let create = "CREATE EXTERNAL TABLE t STORED AS PARQUET LOCATION 's3://lake/events/'";
     let local = common::TempPath::dir("variant-cluster-s3-local");
-    write_events(&local);
-    let create_local = table(&local);
+    let create_local = table_of_events(&local);
     let first = WorkerProcess::start_with(&env);
     let second = WorkerProcess::start_with(&env);
     let both = format!("{},{}", first.address, second.address);
-    for query in QUERIES {
-        let expected = sql(None, &[&create_local, query]);
-        assert_eq!(sql_with(&env, None, &[create, query]), expected, "{query}");
-        assert_eq!(
-            sql_with(&env, Some(&both), &[create, query]),
-            expected,
-            "{query}"
-        );
-    }
+    answers_as_local(&env, create, &create_local, &both);
     // the workers read the files themselves
     for worker in [&first, &second] {
         worker.wait_for(" started");
@@ -559,20 +571,11 @@ fn a_delta_table_through_the_s3_api_on_one_process_and_on_workers() {
     );
     let create = "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION 's3://lake/delta/events/'";
     let local = common::TempPath::dir("variant-cluster-s3-delta-local");
-    write_events(&local);
-    let create_local = table(&local);
+    let create_local = table_of_events(&local);
     let first = WorkerProcess::start_with(&env);
     let second = WorkerProcess::start_with(&env);
     let both = format!("{},{}", first.address, second.address);
-    for query in QUERIES {
-        let expected = sql(None, &[&create_local, query]);
-        assert_eq!(sql_with(&env, None, &[create, query]), expected, "{query}");
-        assert_eq!(
-            sql_with(&env, Some(&both), &[create, query]),
-            expected,
-            "{query}"
-        );
-    }
+    answers_as_local(&env, create, &create_local, &both);
     // version 1 holds the even ids alone
     let first_append = "CREATE EXTERNAL TABLE t STORED AS DELTATABLE \
                         LOCATION 's3://lake/delta/events/' OPTIONS ('version' '1')";

@@ -12,6 +12,8 @@
 //! `DATAFUSION_SUITE=plain cargo test --test datafusion_suite -- --nocapture` runs every file
 //! without the plugin and prints the passing list anew; `DATAFUSION_SUITE=all` runs every file
 //! both ways and prints the counts.
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -47,20 +49,6 @@ fn suite_crate_dir() -> PathBuf {
         .unwrap()
         .to_string();
     Path::new(&manifest).parent().unwrap().to_path_buf()
-}
-
-/// Copies `from` into `to`, recursively.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// The `.slt` files under `dir`, relative to it.
@@ -197,8 +185,8 @@ async fn datafusion_suite_passes_with_the_plugin() {
     let source = suite_crate_dir();
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("datafusion-suite");
     let _ = std::fs::remove_dir_all(&work);
-    copy_dir(&source.join("test_files"), &work.join("test_files"));
-    copy_dir(&source.join("data"), &work.join("data"));
+    common::copy_dir(&source.join("test_files"), &work.join("test_files"));
+    common::copy_dir(&source.join("data"), &work.join("data"));
     std::env::set_current_dir(&work).unwrap();
 
     let mode = std::env::var("DATAFUSION_SUITE").unwrap_or_default();

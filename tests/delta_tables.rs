@@ -19,21 +19,26 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/delta");
 /// A copy of fixture `name` in a scratch folder of its own.
 fn copy_of(name: &str, test: &str) -> common::TempPath {
     let dir = common::scratch_dir("delta", test);
-    copy_dir(&Path::new(FIXTURES).join(name), &dir);
+    common::copy_dir(&Path::new(FIXTURES).join(name), &dir);
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
+/// Version 0 of a table in `dir` whose one data file is the test's `part-00000.parquet`:
+/// `protocol`, the Delta `schema` (JSON text) and the file's `stats` (JSON text).
+fn commit_one_file(dir: &Path, protocol: serde_json::Value, schema: &str, stats: &str) {
+    let size = std::fs::metadata(dir.join("part-00000.parquet"))
+        .unwrap()
+        .len();
+    let log = [
+        serde_json::json!({ "protocol": protocol }),
+        serde_json::json!({"metaData": {"id": "test", "format": {"provider": "parquet", "options": {}},
+            "schemaString": schema, "partitionColumns": [], "configuration": {}, "createdTime": 0}}),
+        serde_json::json!({"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": size,
+            "modificationTime": 0, "dataChange": true, "stats": stats}}),
+    ];
+    std::fs::create_dir_all(dir.join("_delta_log")).unwrap();
+    let text: String = log.iter().map(|a| format!("{a}\n")).collect();
+    std::fs::write(dir.join("_delta_log/00000000000000000000.json"), text).unwrap();
 }
 
 async fn one_i64(ctx: &SessionContext, sql: &str) -> i64 {
@@ -65,25 +70,13 @@ async fn shredded_files_are_read_from_their_leaves() {
         file.display()
     );
     ctx.sql(&copy).await.unwrap().collect().await.unwrap();
-    let size = std::fs::metadata(&file).unwrap().len();
     let schema = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"v","type":"variant","nullable":true,"metadata":{}}]}"#;
-    let log = [
-        serde_json::json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
-            "readerFeatures": ["variantType", "variantShredding"],
-            "writerFeatures": ["variantType", "variantShredding"]}}),
-        serde_json::json!({"metaData": {"id": "shredded-test", "format": {"provider": "parquet", "options": {}},
-            "schemaString": schema, "partitionColumns": [], "configuration": {}, "createdTime": 0}}),
-        serde_json::json!({"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": size,
-            "modificationTime": 0, "dataChange": true,
-            "stats": r#"{"numRecords":1000,"minValues":{"id":1},"maxValues":{"id":1000},"nullCount":{"id":0}}"#}}),
-    ];
-    std::fs::create_dir_all(dir.join("_delta_log")).unwrap();
-    let text: Vec<String> = log.iter().map(|a| a.to_string()).collect();
-    std::fs::write(
-        dir.join("_delta_log/00000000000000000000.json"),
-        text.join("\n") + "\n",
-    )
-    .unwrap();
+    let protocol = serde_json::json!({"minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": ["variantType", "variantShredding"],
+        "writerFeatures": ["variantType", "variantShredding"]});
+    let stats =
+        r#"{"numRecords":1000,"minValues":{"id":1},"maxValues":{"id":1000},"nullCount":{"id":0}}"#;
+    commit_one_file(&dir, protocol, schema, stats);
 
     register_delta(&ctx, "t", dir.to_str().unwrap(), DeltaVersion::Newest)
         .await
@@ -399,24 +392,11 @@ async fn cut_maxima_prune_no_file_they_do_not_bound() {
         file.display()
     );
     ctx.sql(&copy).await.unwrap().collect().await.unwrap();
-    let size = std::fs::metadata(&file).unwrap().len();
     let schema = r#"{"type":"struct","fields":[{"name":"s","type":"string","nullable":true,"metadata":{}},{"name":"ts","type":"timestamp","nullable":true,"metadata":{}},{"name":"n","type":"long","nullable":true,"metadata":{}}]}"#;
     // the maxima as a writer may cut them: "abc", and the time truncated to milliseconds
     let stats = r#"{"numRecords":1,"minValues":{"s":"abc","ts":"2026-01-01T00:00:00.000Z","n":5},"maxValues":{"s":"abc","ts":"2026-01-01T00:00:00.000Z","n":5},"nullCount":{"s":0,"ts":0,"n":0}}"#;
-    let log = [
-        serde_json::json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}),
-        serde_json::json!({"metaData": {"id": "cut", "format": {"provider": "parquet", "options": {}},
-            "schemaString": schema, "partitionColumns": [], "configuration": {}, "createdTime": 0}}),
-        serde_json::json!({"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": size,
-            "modificationTime": 0, "dataChange": true, "stats": stats}}),
-    ];
-    std::fs::create_dir_all(dir.join("_delta_log")).unwrap();
-    let text: Vec<String> = log.iter().map(|a| a.to_string()).collect();
-    std::fs::write(
-        dir.join("_delta_log/00000000000000000000.json"),
-        text.join("\n") + "\n",
-    )
-    .unwrap();
+    let protocol = serde_json::json!({"minReaderVersion": 1, "minWriterVersion": 2});
+    commit_one_file(&dir, protocol, schema, stats);
     register_delta(&ctx, "t", dir.to_str().unwrap(), DeltaVersion::Newest)
         .await
         .unwrap();

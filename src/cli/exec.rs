@@ -88,7 +88,7 @@ pub async fn exec_sql(ctx: &VariantCliContext, sql: &str, options: &PrintOptions
         return exec_sql_json(ctx, sql, options, line_delimited).await;
     }
     let dialect = ctx.task_ctx().session_config().options().sql_parser.dialect;
-    if !has_options_of_our_tables(ctx, sql) {
+    if !may_have_options_of_our_tables(sql) {
         return exec_from_commands(ctx, vec![spark_colons(sql.to_string(), &dialect)], options)
             .await;
     }
@@ -109,15 +109,11 @@ const OUR_TABLE_TYPES: &[&str] = &[
     crate::delta::DELTATABLE,
 ];
 
-/// Whether `sql` may hold a `CREATE EXTERNAL TABLE` of ours with options (a cheap look at the
-/// text; [`ran_here`] parses).
-fn has_options_of_our_tables(ctx: &VariantCliContext, sql: &str) -> bool {
+/// Whether `sql` may hold a `CREATE EXTERNAL TABLE` of ours with options (a look at the text;
+/// [`ran_here`] parses each statement).
+fn may_have_options_of_our_tables(sql: &str) -> bool {
     let upper = sql.to_ascii_uppercase();
-    upper.contains("OPTIONS")
-        && OUR_TABLE_TYPES.iter().any(|t| upper.contains(t))
-        && split_statements(sql)
-            .iter()
-            .any(|s| is_ours_with_options(ctx, s))
+    upper.contains("OPTIONS") && OUR_TABLE_TYPES.iter().any(|t| upper.contains(t))
 }
 
 fn is_ours_with_options(ctx: &VariantCliContext, sql: &str) -> bool {

@@ -12,7 +12,7 @@ use crate::variant_array::{is_variant_field, variant_extension_metadata, variant
 
 /// The reader features whose meaning this reader implements; a table that needs any other is
 /// refused, naming it.
-const READER_FEATURES: &[&str] = &[
+pub(crate) const READER_FEATURES: &[&str] = &[
     "variantType",
     "variantType-preview",
     "variantShredding",

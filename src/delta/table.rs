@@ -10,7 +10,7 @@ use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUn
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{DFSchema, DataFusionError, Result, ScalarValue, not_impl_err, plan_err};
 use datafusion::datasource::TableType;
-use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::FileSinkConfig;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
@@ -23,6 +23,7 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_datasource::file_sink_config::FileOutputMode;
+use delta_kernel::table_features::ColumnMappingMode;
 use deltalake_core::kernel::EagerSnapshot;
 use deltalake_core::kernel::transaction::TransactionError;
 use deltalake_core::logstore::CommitOrBytes;
@@ -175,8 +176,8 @@ impl VariantDeltaTable {
         let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
         let mut partition_columns = snapshot.metadata().partition_columns().to_vec();
         // column mapping: the files and the log's partition values name columns physically
-        let mode = snapshot.table_configuration().column_mapping_mode();
-        let mapped = format!("{mode:?}") != "None";
+        let mapped =
+            snapshot.table_configuration().column_mapping_mode() != ColumnMappingMode::None;
         let mut read_schema = Arc::clone(&schema);
         if mapped {
             let physical = physical_names(&snapshot.schema())?;
@@ -262,32 +263,25 @@ fn scan_layout(
     schema: &SchemaRef,
     partition_columns: &[String],
 ) -> Result<(Vec<usize>, SchemaRef, Vec<FieldRef>)> {
-    let mut file_fields = Vec::new();
-    let mut partition_fields = Vec::with_capacity(partition_columns.len());
-    for name in partition_columns {
-        match schema.field_with_name(name) {
-            Ok(field) => partition_fields.push(Arc::new(field.clone())),
-            Err(_) => {
-                return plan_err!("Delta table: partition column {name} is not in its schema");
-            }
-        }
-    }
-    let mut scan_index = Vec::with_capacity(schema.fields().len());
-    for field in schema.fields() {
-        match partition_columns.iter().position(|p| p == field.name()) {
-            Some(p) => scan_index.push(usize::MAX - p),
-            None => {
-                scan_index.push(file_fields.len());
-                file_fields.push(Arc::clone(field));
-            }
-        }
-    }
-    let files = file_fields.len();
-    for index in &mut scan_index {
-        if *index > usize::MAX - partition_columns.len() {
-            *index = files + (usize::MAX - *index);
-        }
-    }
+    let partition_fields = (partition_columns.iter())
+        .map(|name| match schema.field_with_name(name) {
+            Ok(field) => Ok(Arc::new(field.clone())),
+            Err(_) => plan_err!("Delta table: partition column {name} is not in its schema"),
+        })
+        .collect::<Result<Vec<FieldRef>>>()?;
+    let file_fields: Vec<FieldRef> = (schema.fields().iter())
+        .filter(|f| !partition_columns.contains(f.name()))
+        .cloned()
+        .collect();
+    let mut next_file = 0..;
+    let scan_index = (schema.fields().iter())
+        .map(
+            |f| match partition_columns.iter().position(|p| p == f.name()) {
+                Some(p) => file_fields.len() + p,
+                None => next_file.next().expect("unbounded"),
+            },
+        )
+        .collect();
     let file_schema = Arc::new(Schema::new_with_metadata(
         file_fields,
         schema.metadata().clone(),
@@ -306,8 +300,13 @@ fn table_root(location: &str) -> Result<Url> {
 }
 
 /// The object store's part of `root` (scheme and authority).
-fn store_url(root: &Url) -> Result<ObjectStoreUrl> {
+pub(crate) fn store_url(root: &Url) -> Result<ObjectStoreUrl> {
     ObjectStoreUrl::parse(&root[..url::Position::BeforePath])
+}
+
+/// Our Parquet format with the session's Parquet options: the data files' reader and writer.
+fn parquet_format(state: &dyn Session) -> Result<Arc<dyn FileFormat>> {
+    VariantParquetFormatFactory::new().create(state, &HashMap::new())
 }
 
 /// deltalake-core keeps logs only where a log store factory is registered for the scheme (it
@@ -378,8 +377,7 @@ impl TableProvider for VariantDeltaTable {
             filter.map(|f| (f, &self.schema)),
         )
         .await?;
-        let format =
-            VariantParquetFormatFactory::new().create(state, &HashMap::<String, String>::new())?;
+        let format = parquet_format(state)?;
         let source = format.file_source(
             TableSchema::builder(Arc::clone(&self.file_schema))
                 .with_table_partition_cols(self.partition_fields.clone())
@@ -475,9 +473,7 @@ impl TableProvider for VariantDeltaTable {
             file_extension: "parquet".to_string(),
             file_output_mode: FileOutputMode::Directory,
         };
-        let format =
-            VariantParquetFormatFactory::new().create(state, &HashMap::<String, String>::new())?;
-        let write = format
+        let write = parquet_format(state)?
             .create_writer_physical_plan(input, state, conf, None)
             .await?;
         let target = AppendTarget {

@@ -18,7 +18,6 @@ use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::execution::TaskContext;
-use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::object_store::path::Path;
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
@@ -39,27 +38,26 @@ use futures::StreamExt;
 use serde_json::{Map, Value, json};
 use url::Url;
 
+use super::schema::READER_FEATURES;
+
 /// How many times a commit retries at a later version after another writer took its version.
 const COMMIT_RETRIES: u64 = 15;
 
-/// The writer features an append honours (it writes no deletion vectors, row ids, or in-commit
-/// timestamps, and checks no constraints beyond NOT NULL): any other one refuses the append.
-pub(crate) const APPEND_WRITER_FEATURES: &[&str] = &[
+/// The writer features an append honours beside the reader features it reads
+/// (`READER_FEATURES`, column mapping excepted): it writes no deletion vectors,
+/// row ids or in-commit timestamps, and checks no constraints beyond NOT NULL. Any other one
+/// refuses the append.
+const APPEND_WRITER_ONLY_FEATURES: &[&str] = &[
     "appendOnly",
     "invariants",
-    "variantType",
-    "variantType-preview",
-    "variantShredding",
-    "variantShredding-preview",
-    "deletionVectors",
-    "timestampNtz",
-    "typeWidening",
-    "typeWidening-preview",
-    "v2Checkpoint",
-    "vacuumProtocolCheck",
     "domainMetadata",
     "changeDataFeed",
 ];
+
+fn honoured_by_appends(feature: &str) -> bool {
+    APPEND_WRITER_ONLY_FEATURES.contains(&feature)
+        || (feature != "columnMapping" && READER_FEATURES.contains(&feature))
+}
 
 /// What an append commits against: the table as its snapshot showed it.
 #[derive(Clone)]
@@ -217,8 +215,7 @@ impl ExecutionPlan for DeltaAppendExec {
         let write = Arc::clone(&self.write);
         let folder = self.folder.clone();
         let target = self.target.clone();
-        let store_url = ObjectStoreUrl::parse(&target.root[..url::Position::BeforePath])?;
-        let store = context.runtime_env().object_store(&store_url)?;
+        let store = (context.runtime_env()).object_store(super::table::store_url(&target.root)?)?;
         let once = futures::stream::once(async move {
             let rows = append(write, &folder, &target, store, context).await?;
             RecordBatch::try_new(
@@ -319,40 +316,47 @@ async fn publish_and_commit(
     Ok(rows)
 }
 
-/// The commit's actions: commitInfo, the protocol where shredded files need a feature the
-/// table lacks, and one `add` per file.
-fn commit_actions(protocol: &Value, files: &[WrittenFile], read_version: u64) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    let mut lines = vec![json!({"commitInfo": {
-        "timestamp": now,
-        "operation": "WRITE",
-        "operationParameters": {"mode": "Append", "partitionBy": "[]"},
-        "readVersion": read_version,
-        "isBlindAppend": true,
-        "engineInfo": concat!("datafusion-parquet-variant/", env!("CARGO_PKG_VERSION")),
-    }})];
-    if files.iter().any(|f| is_shredded(&f.metadata))
-        && let Some(protocol) = with_shredding_feature(protocol)
-    {
-        lines.push(json!({ "protocol": protocol }));
-    }
+/// The `add` actions of `files`, one JSON line each (the same in every attempt to commit).
+fn add_lines(files: &[WrittenFile], now: i64) -> String {
+    let mut text = String::new();
     for file in files {
-        lines.push(json!({"add": {
+        let add = json!({"add": {
             "path": file.relative,
             "partitionValues": {},
             "size": file.size,
             "modificationTime": now,
             "dataChange": true,
             "stats": file_stats(&file.metadata).to_string(),
-        }}));
-    }
-    let mut text = String::new();
-    for line in lines {
-        text.push_str(&line.to_string());
+        }});
+        text.push_str(&add.to_string());
         text.push('\n');
     }
+    text
+}
+
+/// A commit: its commitInfo, the protocol where shredded files need a feature `protocol`
+/// lacks, then `adds`.
+fn commit_text(
+    protocol: &Value,
+    shredded: bool,
+    adds: &str,
+    read_version: u64,
+    now: i64,
+) -> String {
+    let info = json!({"commitInfo": {
+        "timestamp": now,
+        "operation": "WRITE",
+        "operationParameters": {"mode": "Append", "partitionBy": "[]"},
+        "readVersion": read_version,
+        "isBlindAppend": true,
+        "engineInfo": concat!("datafusion-parquet-variant/", env!("CARGO_PKG_VERSION")),
+    }});
+    let mut text = format!("{info}\n");
+    if shredded && let Some(protocol) = with_shredding_feature(protocol) {
+        text.push_str(&json!({ "protocol": protocol }).to_string());
+        text.push('\n');
+    }
+    text.push_str(adds);
     text
 }
 
@@ -491,8 +495,13 @@ fn extreme(array: &ArrayRef, least: bool) -> Option<Value> {
 async fn commit(target: &AppendTarget, files: &[WrittenFile]) -> Result<()> {
     let mut version = target.read_version + 1;
     let mut protocol = target.protocol.clone();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let adds = add_lines(files, now);
+    let shredded = files.iter().any(|f| is_shredded(&f.metadata));
     for _ in 0..=COMMIT_RETRIES {
-        let text = commit_actions(&protocol, files, target.read_version);
+        let text = commit_text(&protocol, shredded, &adds, target.read_version, now);
         let bytes = CommitOrBytes::LogBytes(text.into_bytes().into());
         match (target.log_store)
             .write_commit_entry(version, bytes, uuid::Uuid::new_v4())
@@ -569,7 +578,7 @@ fn changes_table(commit: &[u8]) -> TableChange {
 pub(crate) fn unhonoured_writer_feature(protocol: &Value) -> Option<String> {
     (protocol.get("writerFeatures")?.as_array()?.iter())
         .filter_map(Value::as_str)
-        .find(|f| !APPEND_WRITER_FEATURES.contains(f))
+        .find(|f| !honoured_by_appends(f))
         .map(str::to_string)
 }
 

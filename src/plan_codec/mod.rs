@@ -334,14 +334,16 @@ fn with_row_selections(
         return internal_err!("row selections for a plan that is no file scan");
     };
     let mut config = config.clone();
+    let by_path: std::collections::HashMap<&str, &[i64]> = (selections.iter())
+        .map(|s| (s.path.as_str(), s.runs.as_slice()))
+        .collect();
     let mut found = 0;
     for group in &mut config.file_groups {
         let files = group.files().iter().cloned().map(|file| {
-            let path = file.object_meta.location.to_string();
-            match selections.iter().find(|s| s.path == path) {
-                Some(selection) => {
+            match by_path.get(file.object_meta.location.as_ref()) {
+                Some(runs) => {
                     found += 1;
-                    let selectors: Vec<RowSelector> = (selection.runs.iter())
+                    let selectors: Vec<RowSelector> = (runs.iter())
                         .map(|&n| match n < 0 {
                             true => RowSelector::skip(n.unsigned_abs() as usize),
                             false => RowSelector::select(n as usize),

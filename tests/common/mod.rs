@@ -875,6 +875,20 @@ impl Drop for TempPath {
     }
 }
 
+/// Copies the folder `from` into `to`, recursively.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// A fresh, empty scratch folder for test `test`, case `name`, removed when dropped.
 pub fn scratch_dir(test: &str, name: &str) -> TempPath {
     TempPath::dir(&format!("{test}-{name}"))
