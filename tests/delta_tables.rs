@@ -24,15 +24,27 @@ fn copy_of(name: &str, test: &str) -> common::TempPath {
 }
 
 /// Version 0 of a table in `dir` whose one data file is the test's `part-00000.parquet`:
-/// `protocol`, the Delta `schema` (JSON text) and the file's `stats` (JSON text).
+/// `protocol`, the Delta `schema` (JSON text) and the file's `stats` (JSON text), the table's
+/// `configuration` that of [`commit_one_file_configured`].
 fn commit_one_file(dir: &Path, protocol: serde_json::Value, schema: &str, stats: &str) {
+    commit_one_file_configured(dir, protocol, schema, stats, serde_json::json!({}));
+}
+
+fn commit_one_file_configured(
+    dir: &Path,
+    protocol: serde_json::Value,
+    schema: &str,
+    stats: &str,
+    configuration: serde_json::Value,
+) {
     let size = std::fs::metadata(dir.join("part-00000.parquet"))
         .unwrap()
         .len();
     let log = [
         serde_json::json!({ "protocol": protocol }),
         serde_json::json!({"metaData": {"id": "test", "format": {"provider": "parquet", "options": {}},
-            "schemaString": schema, "partitionColumns": [], "configuration": {}, "createdTime": 0}}),
+            "schemaString": schema, "partitionColumns": [], "configuration": configuration,
+            "createdTime": 0}}),
         serde_json::json!({"add": {"path": "part-00000.parquet", "partitionValues": {}, "size": size,
             "modificationTime": 0, "dataChange": true, "stats": stats}}),
     ];
@@ -417,4 +429,107 @@ async fn cut_maxima_prune_no_file_they_do_not_bound() {
         .await
         .unwrap();
     assert!(batches[0].column(0).is_null(0));
+}
+
+/// Column mapping inside columns: the file names a struct's fields, the fields of structs in a
+/// list and in a map's values by their physical names; the table reads them by its own names
+/// (the values by hand: row 1 is `{b: 7, c: [{d: x}, {d: y}]}`, row 2's struct is NULL).
+#[tokio::test]
+async fn column_mapping_renames_fields_inside_columns() {
+    let dir = common::scratch_dir("delta", "nested-mapping");
+    let ctx = session_context();
+    let copy = format!(
+        "COPY (SELECT CASE WHEN i = 1 THEN named_struct('col-b', 7, 'col-c', \
+         [named_struct('col-d', 'x'), named_struct('col-d', 'y')]) END AS \"col-a\", \
+         MAP {{'k': named_struct('col-e', 3 * i)}} AS \"col-m\", i AS \"col-id\" \
+         FROM generate_series(1, 2) AS s(i)) TO '{}' STORED AS PARQUET",
+        dir.join("part-00000.parquet").display()
+    );
+    ctx.sql(&copy).await.unwrap().collect().await.unwrap();
+    let mapped = |id: u32, physical: &str| {
+        format!(
+            r#"{{"delta.columnMapping.id":{id},"delta.columnMapping.physicalName":"{physical}"}}"#
+        )
+    };
+    let schema = format!(
+        r#"{{"type":"struct","fields":[
+        {{"name":"s","type":{{"type":"struct","fields":[
+            {{"name":"b","type":"long","nullable":true,"metadata":{}}},
+            {{"name":"c","type":{{"type":"array","elementType":{{"type":"struct","fields":[
+                {{"name":"d","type":"string","nullable":true,"metadata":{}}}]}},"containsNull":true}},
+              "nullable":true,"metadata":{}}}]}},"nullable":true,"metadata":{}}},
+        {{"name":"m","type":{{"type":"map","keyType":"string","valueType":{{"type":"struct","fields":[
+            {{"name":"e","type":"long","nullable":true,"metadata":{}}}]}},"valueContainsNull":true}},
+          "nullable":true,"metadata":{}}},
+        {{"name":"id","type":"long","nullable":true,"metadata":{}}}]}}"#,
+        mapped(2, "col-b"),
+        mapped(4, "col-d"),
+        mapped(3, "col-c"),
+        mapped(1, "col-a"),
+        mapped(6, "col-e"),
+        mapped(5, "col-m"),
+        mapped(7, "col-id"),
+    );
+    let protocol = serde_json::json!({"minReaderVersion": 2, "minWriterVersion": 5});
+    let configuration = serde_json::json!({"delta.columnMapping.mode": "name",
+        "delta.columnMapping.maxColumnId": "7"});
+    commit_one_file_configured(
+        &dir,
+        protocol,
+        &schema,
+        r#"{"numRecords":2}"#,
+        configuration,
+    );
+    register_delta(&ctx, "t", dir.to_str().unwrap(), DeltaVersion::Newest)
+        .await
+        .unwrap();
+    let batches = ctx
+        .sql(
+            "SELECT id, s.b, get_field(s.c[2], 'd'), get_field(m['k'], 'e'), s IS NULL, arrow_typeof(s) FROM t \
+             WHERE get_field(m['k'], 'e') > 0 ORDER BY id",
+        )
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(3)
+        .filter(|l| l.starts_with("| "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, expected) in rows.iter().zip(["| 1  | 7 ", "| 2  |   "]) {
+        assert!(row.starts_with(expected), "{text}");
+    }
+    assert!(rows[0].contains("| y ") && rows[0].contains("| 3 ") && rows[0].contains("false"));
+    assert!(
+        rows[1].contains("| 6 ") && rows[1].contains("true"),
+        "{text}"
+    );
+    // the struct's type carries the table's names, none of the file's (which the fields'
+    // metadata still mentions, as deltalake-core gives it)
+    assert!(rows[0].contains(r#""b": Int64"#) && rows[0].contains(r#""d": Utf8"#));
+    assert!(
+        !text.contains(r#""col-b": "#) && !text.contains(r#""col-d": "#),
+        "{text}"
+    );
+    assert_eq!(one_i64(&ctx, "SELECT id FROM t WHERE s.b = 7").await, 1);
+    // the renaming travels with the scan
+    use datafusion_parquet_variant::plan_codec::{
+        physical_plan_from_bytes, physical_plan_to_bytes,
+    };
+    let plan = common::plan(&ctx, "SELECT s.b FROM t WHERE s IS NOT NULL").await;
+    let shown = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    assert!(shown.contains("delta_logical_names(col-a@0)"), "{shown}");
+    let bytes = physical_plan_to_bytes(plan).unwrap();
+    let back = physical_plan_from_bytes(&bytes, &ctx.task_ctx()).unwrap();
+    let batches = collect(back, ctx.task_ctx()).await.unwrap();
+    let got = batches[0].column(0).as_primitive::<Int64Type>().value(0);
+    assert_eq!(got, 7);
 }

@@ -4,7 +4,8 @@
 //! selection the opener applies).
 use std::sync::Arc;
 
-use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, UInt64Array};
+use datafusion::arrow::datatypes::UInt64Type;
 use datafusion::arrow::datatypes::{DataType, FieldRef, SchemaRef};
 use datafusion::common::stats::Precision;
 use datafusion::common::{
@@ -26,32 +27,50 @@ use crate::variant_array::is_variant_like;
 /// The files of `snapshot` (a table at `root`) for a scan of `file_schema` (its columns held in
 /// the data files) and `partition_fields`, those that `filter` (over the table's columns,
 /// `table_schema`) leaves out skipped: their partition values and the log's bounds say no row
-/// of theirs can pass.
+/// of theirs can pass; and how many were skipped.
 pub(crate) async fn partitioned_files(
     snapshot: &EagerSnapshot,
     log_store: &LogStoreRef,
     root: &Url,
     (file_schema, partition_fields): (&SchemaRef, &[FieldRef]),
     filter: Option<(Arc<dyn PhysicalExpr>, &SchemaRef)>,
-) -> Result<Vec<PartitionedFile>> {
+) -> Result<(Vec<PartitionedFile>, usize)> {
     let log_data = snapshot.log_data();
-    let keep = filter.and_then(|(predicate, table_schema)| {
+    let partition_values = (log_data.iter())
+        .map(|view| partition_values(&view, partition_fields))
+        .collect::<Result<Vec<_>>>()?;
+    let keep = match filter {
         // (a predicate the pruner cannot take prunes nothing)
-        let pruning = PruningPredicateBuilder::new()
-            .with_file_schema(Arc::clone(table_schema))
-            .build(predicate)?;
-        let bounds = LogBounds {
-            log: &log_data,
-            table_schema,
-            partition_fields,
-        };
-        pruning.prune(&bounds).ok()
-    });
+        Some((predicate, table_schema)) => {
+            let partitions = (snapshot.metadata().partition_columns().iter().enumerate())
+                .map(|(c, name)| {
+                    let column = partition_values.iter().map(|values| values[c].clone());
+                    Ok((name.clone(), ScalarValue::iter_to_array(column)?))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let rows: UInt64Array = (log_data.iter())
+                .map(|view| view.num_records().map(|n| n as u64))
+                .collect();
+            let bounds = LogBounds {
+                log: &log_data,
+                table_schema,
+                partitions,
+                rows: Arc::new(rows),
+            };
+            PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(table_schema))
+                .build(predicate)
+                .and_then(|pruning| pruning.prune(&bounds).ok())
+        }
+        None => None,
+    };
     let bounds = FileBounds::new(&log_data, file_schema);
     let root_path = Path::from_url_path(root.path()).map_err(external)?;
     let mut files = Vec::with_capacity(log_data.num_files());
-    for (i, view) in log_data.iter().enumerate() {
+    let mut skipped = 0;
+    for ((i, view), partition_values) in log_data.iter().enumerate().zip(partition_values) {
         if keep.as_ref().is_some_and(|keep| !keep[i]) {
+            skipped += 1;
             continue;
         }
         let location = file_path(&root_path, &view)?;
@@ -63,8 +82,7 @@ pub(crate) async fn partitioned_files(
             e_tag: None,
             version: None,
         };
-        let mut file = PartitionedFile::new_from_meta(meta)
-            .with_partition_values(partition_values(&view, partition_fields)?);
+        let mut file = PartitionedFile::new_from_meta(meta).with_partition_values(partition_values);
         let deletion_vector = view.deletion_vector_descriptor();
         file = file.with_statistics(Arc::new(bounds.of_file(
             i,
@@ -85,7 +103,7 @@ pub(crate) async fn partitioned_files(
         }
         files.push(file);
     }
-    Ok(files)
+    Ok((files, skipped))
 }
 
 /// The object-store path of a file the log lists (paths are relative to the table, escaped as
@@ -128,23 +146,40 @@ fn partition_values(view: &LogicalFileView, fields: &[FieldRef]) -> Result<Vec<S
 
 /// The log's statistics as bounds: a string's maximum may be cut to a prefix and a timestamp's
 /// truncated to milliseconds (the protocol allows both), which makes them no upper bound, so
-/// those maxima are withheld; minima (cut or truncated down, still lower bounds), null counts,
-/// row counts and partition values (exact) pass as the log has them.
+/// those maxima are withheld; minima (cut or truncated down, still lower bounds), null counts
+/// and row counts pass as the log has them; partition columns are bounded by their values,
+/// exactly.
 struct LogBounds<'a> {
     log: &'a dyn PruningStatistics,
     table_schema: &'a SchemaRef,
-    partition_fields: &'a [FieldRef],
+    /// Each partition column (as the table names it) with its typed value per file.
+    partitions: Vec<(String, ArrayRef)>,
+    /// Each file's row count, from the log (deltalake-core's own gives none for these logs).
+    rows: ArrayRef,
+}
+
+impl LogBounds<'_> {
+    fn partition(&self, column: &Column) -> Option<&ArrayRef> {
+        (self.partitions.iter())
+            .find(|(name, _)| *name == column.name)
+            .map(|(_, values)| values)
+    }
 }
 
 impl PruningStatistics for LogBounds<'_> {
     fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.log.min_values(column)
+        match self.partition(column) {
+            Some(values) => Some(Arc::clone(values)),
+            None => self.log.min_values(column),
+        }
     }
 
     fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        let partition = (self.partition_fields.iter()).any(|f| f.name() == column.name());
+        if let Some(values) = self.partition(column) {
+            return Some(Arc::clone(values));
+        }
         let field = self.table_schema.field_with_name(column.name()).ok()?;
-        if !partition && !max_is_a_bound(field.data_type()) {
+        if !max_is_a_bound(field.data_type()) {
             return None;
         }
         self.log.max_values(column)
@@ -155,11 +190,23 @@ impl PruningStatistics for LogBounds<'_> {
     }
 
     fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
-        self.log.null_counts(column)
+        let Some(values) = self.partition(column) else {
+            return self.log.null_counts(column);
+        };
+        // (a partition column is NULL in every row of a file whose value is NULL, in none of
+        // the others)
+        let rows = self.rows.as_primitive::<UInt64Type>();
+        let counts: UInt64Array = (0..values.len())
+            .map(|i| match values.is_null(i) {
+                true => rows.is_valid(i).then(|| rows.value(i)),
+                false => Some(0),
+            })
+            .collect();
+        Some(Arc::new(counts))
     }
 
     fn row_counts(&self) -> Option<ArrayRef> {
-        self.log.row_counts()
+        Some(Arc::clone(&self.rows))
     }
 
     fn contained(

@@ -4,6 +4,7 @@
 //! ([`crate::parquet`]), so variant columns, shredded ones included, come back as variants and
 //! paths are read from the leaves that hold them.
 mod files;
+mod renamed_fields;
 mod schema;
 mod table;
 mod write;
@@ -13,7 +14,10 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::prelude::SessionContext;
 
-pub use table::{DELTATABLE, DeltaTableFactory, DeltaVersion, VariantDeltaTable};
+pub use renamed_fields::RenamedFields;
+pub use table::{
+    DELTATABLE, DeltaTableFactory, DeltaVersion, FILES_PRUNED_BY_LOG, VariantDeltaTable,
+};
 pub use write::DeltaAppendExec;
 
 /// Registers the Delta table at `location` (a path, or a URL whose object store the session

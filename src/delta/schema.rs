@@ -2,12 +2,13 @@
 //! reader features we can honour.
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, Fields, Schema, SchemaRef};
 use datafusion::common::{Result, not_impl_err, plan_err};
 use deltalake_core::kernel::{DataType as DeltaType, MetadataValue, StructField, StructType};
 
 use serde_json::{Value, json};
 
+use crate::arrow_nested::with_inner_fields_changed;
 use crate::variant_array::{is_variant_field, variant_extension_metadata, variant_field};
 
 /// The reader features whose meaning this reader implements; a table that needs any other is
@@ -40,23 +41,16 @@ pub(crate) fn check_reader_features<'a>(features: impl IntoIterator<Item = &'a s
     Ok(())
 }
 
-/// The physical names of `delta`'s columns (a table with column mapping: the names its data
-/// files and partition values use). Fields inside structs whose physical names differ are not
-/// read yet: an error.
-pub(crate) fn physical_names(delta: &StructType) -> Result<Vec<String>> {
-    delta
-        .fields()
-        .map(|field| {
-            if let Some(inner) = renamed_inside(field.data_type()) {
-                return not_impl_err!(
-                    "Delta table: column mapping of fields inside columns ({}.{inner}) is not \
-                     supported yet",
-                    field.name()
-                );
-            }
-            Ok(physical_name(field).unwrap_or(field.name()).to_string())
-        })
-        .collect()
+/// The columns of `arrow` (a table's schema, `delta` in Arrow form) as its data files name them
+/// under column mapping: each column, and each field inside it at any depth (in structs, lists
+/// and maps), by its physical name; the types are otherwise the same.
+pub(crate) fn physical_fields(delta: &StructType, arrow: &Schema) -> Result<Vec<FieldRef>> {
+    if delta.num_fields() != arrow.fields().len() {
+        return plan_err!("Delta table: its schema and its Arrow form differ in width");
+    }
+    Ok((delta.fields().zip(arrow.fields().iter()))
+        .map(|(d, a)| physically_named(d.data_type(), a, physical_name(d).unwrap_or(d.name())))
+        .collect())
 }
 
 fn physical_name(field: &StructField) -> Option<&str> {
@@ -66,22 +60,47 @@ fn physical_name(field: &StructField) -> Option<&str> {
     }
 }
 
-/// The first field inside `data_type` whose physical name is not its name.
+/// `field` (of Delta type `delta`) named `name`, the fields inside it by their physical names.
 #[recursive::recursive]
-fn renamed_inside(data_type: &DeltaType) -> Option<String> {
-    match data_type {
-        DeltaType::Struct(s) => s.fields().find_map(|f| {
-            if physical_name(f).is_some_and(|p| p != f.name()) {
-                return Some(f.name().clone());
-            }
-            renamed_inside(f.data_type())
-        }),
-        DeltaType::Array(a) => renamed_inside(a.element_type()),
-        DeltaType::Map(m) => {
-            renamed_inside(m.key_type()).or_else(|| renamed_inside(m.value_type()))
+fn physically_named(delta: &DeltaType, field: &FieldRef, name: &str) -> FieldRef {
+    let data_type = match (delta, field.data_type()) {
+        (DeltaType::Struct(d), DataType::Struct(children)) if d.num_fields() == children.len() => {
+            Some(DataType::Struct(
+                (d.fields().zip(children.iter()))
+                    .map(|(d, a)| {
+                        physically_named(d.data_type(), a, physical_name(d).unwrap_or(d.name()))
+                    })
+                    .collect(),
+            ))
         }
+        (DeltaType::Array(d), _) => with_inner_fields_changed(field.data_type(), |element| {
+            Some(physically_named(d.element_type(), element, element.name()))
+        }),
+        (DeltaType::Map(d), DataType::Map(entries, _)) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let kv: Fields = vec![
+                    physically_named(d.key_type(), &kv[0], kv[0].name()),
+                    physically_named(d.value_type(), &kv[1], kv[1].name()),
+                ]
+                .into();
+                with_inner_fields_changed(field.data_type(), |entries| {
+                    Some(Arc::new(
+                        entries
+                            .as_ref()
+                            .clone()
+                            .with_data_type(DataType::Struct(kv.clone())),
+                    ))
+                })
+            }
+            _ => None,
+        },
         _ => None,
+    };
+    let mut physical = field.as_ref().clone().with_name(name);
+    if let Some(data_type) = data_type {
+        physical = physical.with_data_type(data_type);
     }
+    Arc::new(physical)
 }
 
 /// `arrow` (deltalake's Arrow form of `delta`, a table's schema) with every field that `delta`

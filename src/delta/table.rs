@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::common::{DFSchema, DataFusionError, Result, ScalarValue, not_impl_err, plan_err};
 use datafusion::datasource::TableType;
@@ -16,12 +16,16 @@ use datafusion::datasource::physical_plan::FileSinkConfig;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::functions::expr_fn::{encode, regexp_like};
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
 use datafusion::logical_expr::{CreateExternalTable, Expr, TableProviderFilterPushDown};
+use datafusion::logical_expr::{Operator, binary_expr, cast, lit, when};
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::projection::{ProjectionExpr, ProjectionExprs};
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::metrics::MetricBuilder;
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_datasource::file_sink_config::FileOutputMode;
 use delta_kernel::table_features::ColumnMappingMode;
 use deltalake_core::kernel::EagerSnapshot;
@@ -34,10 +38,13 @@ use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
 use super::files::partitioned_files;
+use super::renamed_fields::RenamedFields;
 use super::schema::{
-    check_reader_features, delta_schema, new_table_protocol, physical_names, with_variants,
+    check_reader_features, delta_schema, new_table_protocol, physical_fields, with_variants,
 };
-use super::write::{AppendTarget, DeltaAppendExec, unhonoured_writer_feature, write_folder};
+use super::write::{
+    AppendTarget, DeltaAppendExec, HEX_FOLDER_PREFIX, unhonoured_writer_feature, write_folder,
+};
 use crate::parquet::VariantParquetFormatFactory;
 
 /// The name of the table type: `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..'`
@@ -105,6 +112,10 @@ fn parse_time(text: &str) -> Result<DateTime<Utc>> {
 fn bad_time(text: &str) -> DataFusionError {
     DataFusionError::Plan(format!("Delta table: timestamp '{text}' is not a time"))
 }
+
+/// The scan's metric of the files that the log's partition values and statistics ruled out at
+/// planning (they are never listed, so the Parquet scan's own pruning counts leave them out).
+pub const FILES_PRUNED_BY_LOG: &str = "files_pruned_by_delta_log";
 
 /// A Delta table at one version: its log read by deltalake-core (snapshot, checkpoints, file
 /// statistics, deletion vectors), its data files read by our Parquet scan, so that variant
@@ -180,16 +191,16 @@ impl VariantDeltaTable {
             snapshot.table_configuration().column_mapping_mode() != ColumnMappingMode::None;
         let mut read_schema = Arc::clone(&schema);
         if mapped {
-            let physical = physical_names(&snapshot.schema())?;
+            let physical = physical_fields(&snapshot.schema(), &schema)?;
             for name in &mut partition_columns {
                 if let Ok(i) = schema.index_of(name) {
-                    *name = physical[i].clone();
+                    *name = physical[i].name().clone();
                 }
             }
-            let fields: Vec<FieldRef> = (schema.fields().iter().zip(&physical))
-                .map(|(f, name)| Arc::new(f.as_ref().clone().with_name(name)))
-                .collect();
-            read_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+            read_schema = Arc::new(Schema::new_with_metadata(
+                physical,
+                schema.metadata().clone(),
+            ));
         }
         let (scan_index, file_schema, partition_fields) =
             scan_layout(&read_schema, &partition_columns)?;
@@ -208,6 +219,12 @@ impl VariantDeltaTable {
     /// The version read last.
     pub fn version(&self) -> Option<u64> {
         self.delta_table().version()
+    }
+
+    /// The table's partition columns, as the log lists them (by the table's names).
+    pub fn partition_columns(&self) -> Result<Vec<String>> {
+        let table = self.delta_table();
+        Ok(snapshot_of(&table)?.metadata().partition_columns().to_vec())
     }
 
     /// The table's root URL.
@@ -361,15 +378,15 @@ impl TableProvider for VariantDeltaTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let table = self.current().await?;
         // files whose partition values and statistics rule the filters out are not scanned
-        // (the log's statistics name columns as the table does, so not under column mapping)
+        // (deltalake-core finds the log's statistics by the table's names of the columns)
         let filter = match conjunction(filters.iter().cloned()) {
-            Some(filter) if !self.mapped => {
+            Some(filter) => {
                 let schema = DFSchema::try_from(Arc::clone(&self.schema))?;
                 state.create_physical_expr(filter, &schema).ok()
             }
             _ => None,
         };
-        let files = partitioned_files(
+        let (files, skipped) = partitioned_files(
             snapshot_of(&table)?,
             &table.log_store(),
             &self.root,
@@ -394,15 +411,24 @@ impl TableProvider for VariantDeltaTable {
         let exprs = columns.iter().map(|&column| {
             let at = self.scan_index[column];
             let read = match at.checked_sub(files_width) {
-                Some(p) => self.partition_fields[p].name(),
-                None => self.file_schema.field(at).name(),
+                Some(p) => &self.partition_fields[p],
+                None => self.file_schema.field(at),
             };
-            let name = self.schema.field(column).name();
-            ProjectionExpr::new(Arc::new(Column::new(read, at)), name.clone())
+            let field = self.schema.field(column);
+            let mut expr: Arc<dyn PhysicalExpr> = Arc::new(Column::new(read.name(), at));
+            if read.data_type() != field.data_type() {
+                // (column mapping inside the column: its fields renamed as the table names them)
+                expr = Arc::new(RenamedFields::new(expr, Arc::new(field.clone())));
+            }
+            ProjectionExpr::new(expr, field.name().clone())
         });
         let Some(source) = source.try_pushdown_projection(&ProjectionExprs::new(exprs))? else {
             return plan_err!("Delta table: the Parquet scan took no projection");
         };
+        // (the scan's metrics, which EXPLAIN ANALYZE shows, count the files the log ruled out)
+        MetricBuilder::new(source.metrics())
+            .global_counter(FILES_PRUNED_BY_LOG)
+            .add(skipped);
         let partitions = state.config_options().execution.target_partitions.max(1);
         let groups = if files.is_empty() {
             Vec::new()
@@ -437,10 +463,13 @@ impl TableProvider for VariantDeltaTable {
                 self.root
             );
         }
-        if !self.partition_fields.is_empty() {
+        if let Some(field) = (self.partition_fields.iter()).find(|f| !writes_partition_values(f)) {
             return not_impl_err!(
-                "Delta table at {}: appends to partitioned tables are not supported yet",
-                self.root
+                "Delta table at {}: appends to tables partitioned by a column of type {} ({}) \
+                 are not supported yet",
+                self.root,
+                field.data_type(),
+                field.name()
             );
         }
         let table = self.current().await?;
@@ -461,13 +490,19 @@ impl TableProvider for VariantDeltaTable {
             );
         }
         let (folder_url, folder) = write_folder(&self.root)?;
+        let partition_columns: Vec<String> = (self.partition_fields.iter())
+            .map(|f| f.name().clone())
+            .collect();
+        let input = partition_values_as_text(state, input, &partition_columns)?;
         let conf = FileSinkConfig {
             original_url: self.root.to_string(),
             object_store_url: store_url(&self.root)?,
             file_group: FileGroup::default(),
             table_paths: vec![folder_url],
-            output_schema: Arc::clone(&self.schema),
-            table_partition_cols: Vec::new(),
+            output_schema: input.schema(),
+            table_partition_cols: (partition_columns.iter())
+                .map(|c| (c.clone(), DataType::Utf8))
+                .collect(),
             insert_op: InsertOp::Append,
             keep_partition_by_columns: false,
             file_extension: "parquet".to_string(),
@@ -481,6 +516,7 @@ impl TableProvider for VariantDeltaTable {
             root: self.root.clone(),
             read_version: snapshot.version(),
             protocol,
+            partition_columns,
         };
         Ok(Arc::new(DeltaAppendExec::new(write, folder, target)))
     }
@@ -493,6 +529,69 @@ impl TableProvider for VariantDeltaTable {
         // stays above it)
         Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
     }
+}
+
+/// Whether an append writes the values of a partition column of this type (as the log's text:
+/// integers, decimals, strings, booleans and dates, whose text DataFusion's cast writes as
+/// Delta does).
+fn writes_partition_values(field: &Field) -> bool {
+    matches!(
+        field.data_type(),
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Decimal128(..)
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Boolean
+            | DataType::Date32
+    )
+}
+
+/// `input` (rows of a partitioned table) with its `partition_columns` as the names of the
+/// folders the sink writes each file under (`<column>=<name>/`), from which the append reads
+/// the values back for the log: a value's text where it is plain (letters, digits, `_`, `-` and
+/// inner dots), else `+` and the hex of its text (no store or file system escapes either); the
+/// empty name for NULL (and the empty text, which Delta reads as NULL).
+fn partition_values_as_text(
+    state: &dyn Session,
+    input: Arc<dyn ExecutionPlan>,
+    partition_columns: &[String],
+) -> Result<Arc<dyn ExecutionPlan>> {
+    if partition_columns.is_empty() {
+        return Ok(input);
+    }
+    let schema = input.schema();
+    let df_schema = DFSchema::try_from(Arc::clone(&schema))?;
+    let exprs = (schema.fields().iter().enumerate())
+        .map(|(i, field)| {
+            if !partition_columns.contains(field.name()) {
+                let column = Arc::new(Column::new(field.name(), i));
+                return Ok(ProjectionExpr::new(column, field.name().clone()));
+            }
+            let column = Expr::Column(datafusion::common::Column::new_unqualified(field.name()));
+            let text = cast(column.clone(), DataType::Utf8);
+            let plain = regexp_like(
+                text.clone(),
+                lit(r"^[A-Za-z0-9_-]([A-Za-z0-9_.-]*[A-Za-z0-9_-])?$"),
+                None,
+            );
+            let hex = binary_expr(
+                lit(HEX_FOLDER_PREFIX),
+                Operator::StringConcat,
+                encode(text.clone(), lit("hex")),
+            );
+            let name = when(column.is_null(), lit(""))
+                .when(text.clone().eq(lit("")), lit(""))
+                .when(plain, text)
+                .otherwise(hex)?;
+            let name = state.create_physical_expr(name, &df_schema)?;
+            Ok(ProjectionExpr::new(name, field.name().clone()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(ProjectionExec::try_new(exprs, input)?))
 }
 
 /// Makes `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..' [OPTIONS ('version' 'N' |
@@ -511,11 +610,6 @@ impl TableProviderFactory for DeltaTableFactory {
     ) -> Result<Arc<dyn TableProvider>> {
         let version =
             DeltaVersion::from_options(cmd.options.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
-        if !cmd.table_partition_cols.is_empty() {
-            return plan_err!(
-                "a {DELTATABLE} table's partition columns are its log's: declare none"
-            );
-        }
         let [location] = cmd.locations.as_slice() else {
             return plan_err!("a {DELTATABLE} table has one location");
         };
@@ -528,7 +622,7 @@ impl TableProviderFactory for DeltaTableFactory {
                     && !declared_schema.fields().is_empty()
                     && version == DeltaVersion::Newest =>
             {
-                create_table(state, location, declared_schema).await?;
+                create_table(state, location, declared_schema, &cmd.table_partition_cols).await?;
                 VariantDeltaTable::open(state, location, &version).await?
             }
             Err(e) => return Err(e),
@@ -543,6 +637,14 @@ impl TableProviderFactory for DeltaTableFactory {
             return plan_err!(
                 "a {DELTATABLE} table's columns are its log's ({}); declare none, or exactly those",
                 names.join(", ")
+            );
+        }
+        let partitioned_by = table.partition_columns()?;
+        if !cmd.table_partition_cols.is_empty() && cmd.table_partition_cols != partitioned_by {
+            return plan_err!(
+                "a {DELTATABLE} table's partition columns are its log's ({}); declare none, or \
+                 exactly those",
+                partitioned_by.join(", ")
             );
         }
         Ok(Arc::new(table))
@@ -611,19 +713,38 @@ pub(crate) fn log_store(
 
 /// Creates an empty Delta table of `schema` at `location`: version 0 of its log, with the
 /// protocol its columns need. (Another writer's table made there at once is kept.)
-async fn create_table(state: &dyn Session, location: &str, schema: &Schema) -> Result<()> {
+async fn create_table(
+    state: &dyn Session,
+    location: &str,
+    schema: &Schema,
+    partition_columns: &[String],
+) -> Result<()> {
     let root = table_root(location)?;
+    for name in partition_columns {
+        match schema.field_with_name(name) {
+            Ok(field) if writes_partition_values(field) => {}
+            Ok(field) => {
+                return not_impl_err!(
+                    "Delta table at {root}: partitioning by a column of type {} ({name}) is not \
+                     supported yet",
+                    field.data_type()
+                );
+            }
+            Err(_) => return plan_err!("Delta table at {root}: no column {name} to partition by"),
+        }
+    }
     let log_store = log_store(state.runtime_env(), &root)?;
     let delta = delta_schema(schema)?;
+    let partition_by = serde_json::json!(partition_columns).to_string();
     let now = chrono::Utc::now().timestamp_millis();
     let actions = [
         serde_json::json!({"commitInfo": {"timestamp": now, "operation": "CREATE TABLE",
-            "operationParameters": {"partitionBy": "[]"},
+            "operationParameters": {"partitionBy": partition_by},
             "engineInfo": concat!("datafusion-parquet-variant/", env!("CARGO_PKG_VERSION"))}}),
         serde_json::json!({"protocol": new_table_protocol(&delta)}),
         serde_json::json!({"metaData": {"id": uuid::Uuid::new_v4().to_string(),
             "format": {"provider": "parquet", "options": {}},
-            "schemaString": delta.to_string(), "partitionColumns": [],
+            "schemaString": delta.to_string(), "partitionColumns": partition_columns,
             "configuration": {}, "createdTime": now}}),
     ];
     let text: String = actions.iter().map(|a| format!("{a}\n")).collect();

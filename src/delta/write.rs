@@ -14,12 +14,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
+use datafusion::common::{DataFusionError, Result, ScalarValue, exec_datafusion_err, exec_err};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::execution::TaskContext;
 use datafusion::execution::runtime_env::RuntimeEnv;
-use datafusion::object_store::path::Path;
+use datafusion::object_store::path::{Path, PathPart};
 use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
@@ -35,6 +35,7 @@ use datafusion::physical_plan::{
 use deltalake_core::kernel::transaction::TransactionError;
 use deltalake_core::logstore::{CommitOrBytes, LogStoreRef};
 use futures::StreamExt;
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 use url::Url;
 
@@ -68,6 +69,9 @@ pub(crate) struct AppendTarget {
     pub read_version: u64,
     /// The table's protocol, as the log's JSON.
     pub protocol: Value,
+    /// Its partition columns: the write stages each file under `<column>=<value>/` folders, one
+    /// per column in this order (DataFusion's hive-style layout, the values as text).
+    pub partition_columns: Vec<String>,
 }
 
 /// Runs a write plan (our Parquet sink, writing into `folder`), then commits its files to the
@@ -117,13 +121,14 @@ fn count_schema() -> SchemaRef {
 
 impl DeltaAppendExec {
     /// What travels of it beside its write plan: the write's folder, the table's root, the
-    /// version read and the table's protocol.
-    pub fn parts(&self) -> (&Path, &Url, u64, &Value) {
+    /// version read, the table's protocol and its partition columns.
+    pub fn parts(&self) -> (&Path, &Url, u64, &Value, &[String]) {
         (
             &self.folder,
             &self.target.root,
             self.target.read_version,
             &self.target.protocol,
+            &self.target.partition_columns,
         )
     }
 
@@ -134,7 +139,7 @@ impl DeltaAppendExec {
         folder: Path,
         root: Url,
         read_version: u64,
-        protocol: Value,
+        (protocol, partition_columns): (Value, Vec<String>),
         runtime: &RuntimeEnv,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let log_store = super::table::log_store(runtime, &root)?;
@@ -143,6 +148,7 @@ impl DeltaAppendExec {
             root,
             read_version,
             protocol,
+            partition_columns,
         };
         Ok(Arc::new(DeltaAppendExec::new(write, folder, target)))
     }
@@ -238,6 +244,8 @@ struct WrittenFile {
     location: Path,
     size: u64,
     metadata: Arc<ParquetMetaData>,
+    /// Its partition values (None: NULL), one per partition column.
+    partition_values: Vec<Option<String>>,
 }
 
 async fn append(
@@ -292,8 +300,15 @@ async fn publish_and_commit(
     let root = Path::from_url_path(target.root.path())?;
     let id = uuid::Uuid::new_v4();
     for (n, meta) in staged.iter().enumerate() {
-        let relative = format!("part-{n:05}-{id}.parquet");
-        let location = root.clone().join(relative.as_str());
+        let (folders, partition_values) =
+            partition_folders(&meta.location, folder, &target.partition_columns)?;
+        let name = format!("part-{n:05}-{id}.parquet");
+        let mut location = root.clone();
+        for part in &folders {
+            location = location.join(part.clone());
+        }
+        let location = location.join(name.as_str());
+        let relative = log_path(location.prefix_match(&root).into_iter().flatten());
         store.rename(&meta.location, &location).await?;
         let mut moved = meta.clone();
         moved.location = location.clone();
@@ -306,6 +321,7 @@ async fn publish_and_commit(
             location,
             size: meta.size,
             metadata,
+            partition_values,
         });
     }
     let rows = files
@@ -316,13 +332,93 @@ async fn publish_and_commit(
     Ok(rows)
 }
 
+/// The folders of a staged file at `location` under `folder` (the write's), one per partition
+/// column (`<column>=<value>`, as the store names them), and the partition values they hold
+/// (an empty one is NULL: the write gives NULL as empty text, as Delta reads it).
+fn partition_folders(
+    location: &Path,
+    folder: &Path,
+    columns: &[String],
+) -> Result<(Vec<PathPart<'static>>, Vec<Option<String>>)> {
+    let Some(parts) = location.prefix_match(folder) else {
+        return exec_err!("Delta append: {location} is outside its write's folder {folder}");
+    };
+    let mut parts: Vec<PathPart<'static>> = parts.map(|p| p.as_ref().to_string().into()).collect();
+    parts.pop(); // (the file's own name)
+    if parts.len() != columns.len() {
+        return exec_err!(
+            "Delta append: {location} lies {} folders deep, not one per partition column ({})",
+            parts.len(),
+            columns.join(", ")
+        );
+    }
+    let values = (parts.iter().zip(columns))
+        .map(|(part, column)| {
+            let value = part.as_ref().rsplit_once('=').map(|(_, v)| v);
+            folder_value(value.unwrap_or_default()).ok_or_else(|| {
+                exec_datafusion_err!(
+                    "Delta append: folder {} holds no value of column {column}",
+                    part.as_ref()
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((parts, values))
+}
+
+/// The prefix of a partition folder's name that holds its value in hex.
+pub(crate) const HEX_FOLDER_PREFIX: &str = "+";
+
+/// The partition value of a folder named `<column>=<name>`, where `name` is the value's text,
+/// `+` and its hex, or empty (NULL); None where the hex is not a text's.
+fn folder_value(name: &str) -> Option<Option<String>> {
+    let Some(hex) = name.strip_prefix(HEX_FOLDER_PREFIX) else {
+        return Some((!name.is_empty()).then(|| name.to_string()));
+    };
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok().map(Some)
+}
+
+/// The characters a path in the log escapes (it is a relative URI): `%` (the store's own
+/// escapes stay escapes), and those a URI cannot hold; non-ASCII bytes are always escaped.
+const LOG_PATH_ESCAPES: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// The path the log gives a file whose path below the table root is `parts`.
+fn log_path<'a>(parts: impl Iterator<Item = PathPart<'a>>) -> String {
+    let parts: Vec<String> = parts
+        .map(|p| utf8_percent_encode(p.as_ref(), LOG_PATH_ESCAPES).to_string())
+        .collect();
+    parts.join("/")
+}
+
 /// The `add` actions of `files`, one JSON line each (the same in every attempt to commit).
-fn add_lines(files: &[WrittenFile], now: i64) -> String {
+fn add_lines(files: &[WrittenFile], columns: &[String], now: i64) -> String {
     let mut text = String::new();
     for file in files {
+        let partition_values: Map<String, Value> = (columns.iter().zip(&file.partition_values))
+            .map(|(c, v)| (c.clone(), v.as_ref().map_or(Value::Null, |v| json!(v))))
+            .collect();
         let add = json!({"add": {
             "path": file.relative,
-            "partitionValues": {},
+            "partitionValues": partition_values,
             "size": file.size,
             "modificationTime": now,
             "dataChange": true,
@@ -340,14 +436,15 @@ fn commit_text(
     protocol: &Value,
     shredded: bool,
     adds: &str,
-    read_version: u64,
+    target: &AppendTarget,
     now: i64,
 ) -> String {
+    let partition_by = json!(target.partition_columns).to_string();
     let info = json!({"commitInfo": {
         "timestamp": now,
         "operation": "WRITE",
-        "operationParameters": {"mode": "Append", "partitionBy": "[]"},
-        "readVersion": read_version,
+        "operationParameters": {"mode": "Append", "partitionBy": partition_by},
+        "readVersion": target.read_version,
         "isBlindAppend": true,
         "engineInfo": concat!("datafusion-parquet-variant/", env!("CARGO_PKG_VERSION")),
     }});
@@ -498,10 +595,10 @@ async fn commit(target: &AppendTarget, files: &[WrittenFile]) -> Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    let adds = add_lines(files, now);
+    let adds = add_lines(files, &target.partition_columns, now);
     let shredded = files.iter().any(|f| is_shredded(&f.metadata));
     for _ in 0..=COMMIT_RETRIES {
-        let text = commit_text(&protocol, shredded, &adds, target.read_version, now);
+        let text = commit_text(&protocol, shredded, &adds, target, now);
         let bytes = CommitOrBytes::LogBytes(text.into_bytes().into());
         match (target.log_store)
             .write_commit_entry(version, bytes, uuid::Uuid::new_v4())

@@ -30,6 +30,30 @@ pub(crate) mod variant_plan_node {
     }
 }
 
+/// Every expression our physical codec writes (its children travel as DataFusion's).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct VariantExprNode {
+    #[prost(oneof = "variant_expr_node::Kind", tags = "1")]
+    pub kind: Option<variant_expr_node::Kind>,
+}
+
+/// The kinds of [`VariantExprNode`].
+pub(crate) mod variant_expr_node {
+    /// Which expression.
+    #[derive(Clone, PartialEq, prost::Oneof)]
+    pub(crate) enum Kind {
+        #[prost(message, tag = "1")]
+        RenamedFields(super::RenamedFieldsNode),
+    }
+}
+
+/// A Delta column's fields renamed as its table names them: the column as the table names it.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct RenamedFieldsNode {
+    #[prost(message, optional, tag = "1")]
+    pub field: Option<protobuf::Field>,
+}
+
 /// A Parquet scan through [`VariantParquetSource`](crate::parquet::VariantParquetSource).
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct VariantScanNode {
@@ -48,6 +72,9 @@ pub(crate) struct VariantScanNode {
     /// The row selections of its files that have one (a Delta table's deletion vectors).
     #[prost(message, repeated, tag = "5")]
     pub row_selections: Vec<FileRowSelection>,
+    /// How many files a Delta table's log ruled out before the scan (a count of its metrics).
+    #[prost(uint64, optional, tag = "6")]
+    pub files_pruned_by_log: Option<u64>,
 }
 
 /// The rows of one file a scan reads: runs of rows, a positive count selected, a negative one
@@ -76,6 +103,9 @@ pub(crate) struct DeltaAppendNode {
     /// The table's protocol as the log's JSON.
     #[prost(string, tag = "4")]
     pub protocol: String,
+    /// The table's partition columns, in the order of the write's folders.
+    #[prost(string, repeated, tag = "5")]
+    pub partition_columns: Vec<String>,
 }
 
 /// A `DataSinkExec` whose sink publishes staged files (`parquet::staged`).

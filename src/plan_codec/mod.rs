@@ -52,6 +52,7 @@ use datafusion::physical_expr_common::physical_expr::proto_encode::PhysicalExprE
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion_datasource::file::FileSource;
 use datafusion_proto::logical_plan::{DefaultLogicalExtensionCodec, LogicalExtensionCodec};
 use datafusion_proto::physical_plan::{
@@ -83,8 +84,9 @@ pub use udfs::register_plan_functions;
 
 use messages::{
     AutoShreddingNode, DeltaAppendNode, FileRowSelection, JsonScanNode, JsonTableNode,
-    ShreddedColumn, StagedSinkNode, VariantFormatNode, VariantPlanNode, VariantScanNode,
-    VariantSinkNode, VariantTableNode, WholeInputSampleNode, variant_plan_node::Kind,
+    ShreddedColumn, StagedSinkNode, VariantExprNode, VariantFormatNode, VariantPlanNode,
+    VariantScanNode, VariantSinkNode, VariantTableNode, WholeInputSampleNode, variant_expr_node,
+    variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -365,16 +367,44 @@ fn with_row_selections(
     Ok(DataSourceExec::from_data_source(config))
 }
 
+/// The count of files a Delta table's log ruled out before a scan, in the scan's `metrics`.
+#[cfg(feature = "delta")]
+fn files_pruned_by_log(metrics: &ExecutionPlanMetricsSet) -> Option<u64> {
+    let value = (metrics.clone_inner()).sum_by_name(crate::delta::FILES_PRUNED_BY_LOG)?;
+    Some(value.as_usize() as u64)
+}
+
+#[cfg(not(feature = "delta"))]
+fn files_pruned_by_log(_metrics: &ExecutionPlanMetricsSet) -> Option<u64> {
+    None
+}
+
+/// Counts `pruned` files ruled out by a Delta table's log in the metrics of `scan` (a decoded
+/// scan: the count was made where the plan was).
+fn count_files_pruned_by_log(scan: &Arc<dyn ExecutionPlan>, pruned: u64) {
+    #[cfg(feature = "delta")]
+    if let Some(exec) = scan.downcast_ref::<DataSourceExec>()
+        && let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>()
+    {
+        datafusion::physical_plan::metrics::MetricBuilder::new(config.file_source.metrics())
+            .global_counter(crate::delta::FILES_PRUNED_BY_LOG)
+            .add(pruned as usize);
+    }
+    #[cfg(not(feature = "delta"))]
+    let _ = (scan, pruned);
+}
+
 /// A Delta append's node, where `node` is one.
 #[cfg(feature = "delta")]
 fn encode_delta_append(node: &Arc<dyn ExecutionPlan>) -> Option<DeltaAppendNode> {
     let exec = node.downcast_ref::<crate::delta::DeltaAppendExec>()?;
-    let (folder, root, read_version, protocol) = exec.parts();
+    let (folder, root, read_version, protocol, partition_columns) = exec.parts();
     Some(DeltaAppendNode {
         root: root.to_string(),
         folder: folder.to_string(),
         read_version,
         protocol: protocol.to_string(),
+        partition_columns: partition_columns.to_vec(),
     })
 }
 
@@ -401,9 +431,51 @@ fn decode_delta_append(
         folder,
         root,
         node.read_version,
-        protocol,
+        (protocol, node.partition_columns.clone()),
         ctx.runtime_env().as_ref(),
     )
+}
+
+/// An expression of ours, where `node` is one.
+#[cfg(feature = "delta")]
+fn encode_expr(node: &Arc<dyn PhysicalExpr>) -> Result<Option<variant_expr_node::Kind>> {
+    let Some(renamed) = node.downcast_ref::<crate::delta::RenamedFields>() else {
+        return Ok(None);
+    };
+    let field = protobuf::Field::try_from(renamed.field().as_ref())?;
+    Ok(Some(variant_expr_node::Kind::RenamedFields(
+        messages::RenamedFieldsNode { field: Some(field) },
+    )))
+}
+
+#[cfg(not(feature = "delta"))]
+fn encode_expr(_node: &Arc<dyn PhysicalExpr>) -> Result<Option<variant_expr_node::Kind>> {
+    Ok(None)
+}
+
+/// The expression `kind` over `inputs` (its children).
+#[cfg_attr(not(feature = "delta"), allow(unused_variables))]
+fn decode_expr(
+    kind: variant_expr_node::Kind,
+    inputs: &[Arc<dyn PhysicalExpr>],
+) -> Result<Arc<dyn PhysicalExpr>> {
+    match kind {
+        #[cfg(feature = "delta")]
+        variant_expr_node::Kind::RenamedFields(node) => {
+            let (Some(field), [child]) = (node.field, inputs) else {
+                return Err(corrupt("renamed fields", "not one field over one input"));
+            };
+            let field = datafusion::arrow::datatypes::Field::try_from(&field)?;
+            Ok(Arc::new(crate::delta::RenamedFields::new(
+                Arc::clone(child),
+                Arc::new(field),
+            )))
+        }
+        #[cfg(not(feature = "delta"))]
+        variant_expr_node::Kind::RenamedFields(_) => {
+            not_impl_err!("a Delta column's renamed fields need the feature `delta`")
+        }
+    }
 }
 
 fn encode_json_scan(
@@ -538,6 +610,7 @@ impl VariantPhysicalCodec {
             skip_corrupt_files: skip.corrupt,
             skip_missing_files: skip.missing,
             row_selections,
+            files_pruned_by_log: files_pruned_by_log(source.metrics()),
         })
     }
 
@@ -578,10 +651,13 @@ impl VariantPhysicalCodec {
             corrupt: node.skip_corrupt_files,
             missing: node.skip_missing_files,
         };
-        match with_variant_source(plan, adapter, skip) {
-            Some(scan) => Ok(scan),
-            None => internal_err!("a variant scan that is no Parquet file scan"),
+        let Some(scan) = with_variant_source(plan, adapter, skip) else {
+            return internal_err!("a variant scan that is no Parquet file scan");
+        };
+        if let Some(pruned) = node.files_pruned_by_log {
+            count_files_pruned_by_log(&scan, pruned);
         }
+        Ok(scan)
     }
 
     fn encode_staged_sink(
@@ -858,10 +934,13 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         inputs: &[Arc<dyn PhysicalExpr>],
         ctx: &PhysicalExprDecodeCtx<'_>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
-        // no expression of ours is in a plan (the shredding before the sink is a function call)
+        // ours: a Delta column's fields renamed (the shredding before the sink is a function call)
+        if let Ok(VariantExprNode { kind: Some(kind) }) = VariantExprNode::decode(buf) {
+            return decode_expr(kind, inputs);
+        }
         match &self.inner {
             Some(inner) => inner.try_decode_expr(buf, inputs, ctx),
-            None => not_impl_err!("VariantPhysicalCodec does not decode expressions"),
+            None => not_impl_err!("VariantPhysicalCodec does not decode this expression"),
         }
     }
 
@@ -871,6 +950,12 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
         buf: &mut Vec<u8>,
         ctx: &PhysicalExprEncodeCtx<'_>,
     ) -> Result<()> {
+        if let Some(kind) = encode_expr(node)? {
+            let node = VariantExprNode { kind: Some(kind) };
+            return node
+                .encode(buf)
+                .map_err(|e| corrupt("a variant expression", e));
+        }
         match &self.inner {
             Some(inner) => inner.try_encode_expr(node, buf, ctx),
             None => not_impl_err!("VariantPhysicalCodec does not encode {node}"),
