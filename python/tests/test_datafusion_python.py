@@ -246,7 +246,9 @@ def test_read_json_variant_reads_files(df_ctx):
         df_ctx.sql(f"SELECT count(*) FROM read_json_variant('{bad}')").collect()
 
 
-def test_delta_tables_register_in_datafusion_python(df_ctx):
+@pytest.mark.parametrize("planner", [False, True], ids=["functions", "planner"])
+def test_delta_tables_register_in_datafusion_python(planner):
+    df_ctx = dfpv.register(datafusion.SessionContext(), planner=planner)
     delta = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "delta"
     dfpv.register_delta(df_ctx, "dv", str(delta / "table-with-dv-small"))
     # values 0..9, the rows of 0 and 9 deleted by a deletion vector
@@ -257,3 +259,11 @@ def test_delta_tables_register_in_datafusion_python(df_ctx):
     assert rows(
         df_ctx.sql("SELECT sum(variant_get(v, '$.key', 'int')) AS s FROM plain WHERE id > 97")
     ) == [{"s": 98 + 99}]
+    # the shredded fixture: ids 61..99 hold keys 61..99 (39 rows, 3120 in all)
+    dfpv.register_delta(df_ctx, "shredded", str(delta / "spark-shredded-variant-preview-delta"))
+    assert rows(
+        df_ctx.sql(
+            "SELECT count(*) AS n, sum(variant_get(v, '$.key', 'int')) AS s "
+            "FROM shredded WHERE id > 60"
+        )
+    ) == [{"n": 39, "s": 3120}]
