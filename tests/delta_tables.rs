@@ -532,4 +532,93 @@ async fn column_mapping_renames_fields_inside_columns() {
     let batches = collect(back, ctx.task_ctx()).await.unwrap();
     let got = batches[0].column(0).as_primitive::<Int64Type>().value(0);
     assert_eq!(got, 7);
+
+    // an append writes the file as the table's writers do: physical names and column mapping
+    // ids (as Parquet field ids) at every depth
+    let insert = "INSERT INTO t VALUES (named_struct('b', 8, 'c', [named_struct('d', 'z')]), \
+                  MAP {'k': named_struct('e', 9)}, 3)";
+    ctx.sql(insert).await.unwrap().collect().await.unwrap();
+    let sql =
+        "SELECT sum(s.b) FROM t WHERE get_field(s.c[1], 'd') = 'z' AND get_field(m['k'], 'e') = 9";
+    assert_eq!(one_i64(&ctx, sql).await, 8);
+    let written = data_files(&dir)
+        .into_iter()
+        .find(|name| name != "part-00000.parquet")
+        .unwrap();
+    let ids = parquet_field_ids(&dir.join(written));
+    for (path, id) in [
+        ("col-a", 1),
+        ("col-a.col-b", 2),
+        ("col-a.col-c", 3),
+        ("col-a.col-c.list.element.col-d", 4),
+        ("col-m", 5),
+        ("col-m.key_value.value.col-e", 6),
+        ("col-id", 7),
+    ] {
+        assert_eq!(ids.get(path), Some(&id), "{path} in {ids:?}");
+    }
+}
+
+/// Each field of a Parquet file's schema by its dotted path, with its field id where it has one.
+fn parquet_field_ids(file: &Path) -> std::collections::HashMap<String, i32> {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    use datafusion::parquet::schema::types::Type;
+    fn walk(t: &Type, path: &str, out: &mut std::collections::HashMap<String, i32>) {
+        let name = match path {
+            "" => t.name().to_string(),
+            _ => format!("{path}.{}", t.name()),
+        };
+        if t.get_basic_info().has_id() {
+            out.insert(name.clone(), t.get_basic_info().id());
+        }
+        if t.is_group() {
+            for child in t.get_fields() {
+                walk(child, &name, out);
+            }
+        }
+    }
+    let reader = SerializedFileReader::new(std::fs::File::open(file).unwrap()).unwrap();
+    let mut out = std::collections::HashMap::new();
+    for field in reader.metadata().file_metadata().schema().get_fields() {
+        walk(field, "", &mut out);
+    }
+    out
+}
+
+/// Appends to a Databricks table with column mapping (by name) and a partition column: the
+/// file names its column physically, with its id, and the log's partition value and statistics
+/// are keyed by physical names; the rows read back by the table's names.
+#[tokio::test]
+async fn appends_to_a_column_mapped_table_write_physical_names() {
+    let dir = copy_of("table_with_column_mapping", "mapped-append");
+    let ctx = session_context();
+    register_delta(&ctx, "t", dir.to_str().unwrap(), DeltaVersion::Newest)
+        .await
+        .unwrap();
+    let insert = r#"INSERT INTO t VALUES ('BMS', 'Ada Lovelace'), ('NEW', 'Grace Hopper')"#;
+    ctx.sql(insert).await.unwrap().collect().await.unwrap();
+    let sql = r#"SELECT count(*) FROM t WHERE "Company Very Short" = 'BMS'"#;
+    assert_eq!(one_i64(&ctx, sql).await, 5);
+    let sql = r#"SELECT count(*) FROM t WHERE "Super Name" = 'Grace Hopper' AND "Company Very Short" = 'NEW'"#;
+    assert_eq!(one_i64(&ctx, sql).await, 1);
+    let commit = std::fs::read_to_string(dir.join("_delta_log/00000000000000000001.json")).unwrap();
+    let company = "col-173b4db9-b5ad-427f-9e75-516aae37fbbb";
+    let name = "col-3877fd94-0973-4941-ac6b-646849a1ff65";
+    let adds: Vec<serde_json::Value> = (commit.lines())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|a| a.get("add").cloned())
+        .collect();
+    assert_eq!(adds.len(), 2, "{commit}");
+    let mut companies: Vec<&str> = (adds.iter())
+        .map(|a| a["partitionValues"][company].as_str().unwrap())
+        .collect();
+    companies.sort();
+    assert_eq!(companies, ["BMS", "NEW"]);
+    for add in &adds {
+        let stats: serde_json::Value =
+            serde_json::from_str(add["stats"].as_str().unwrap()).unwrap();
+        assert!(stats["minValues"][name].is_string(), "{stats}");
+        let file = dir.join(add["path"].as_str().unwrap());
+        assert_eq!(parquet_field_ids(&file).get(name), Some(&2), "{file:?}");
+    }
 }

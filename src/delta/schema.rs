@@ -43,15 +43,38 @@ pub(crate) fn check_reader_features<'a>(features: impl IntoIterator<Item = &'a s
 
 /// The columns of `arrow` (a table's schema, `delta` in Arrow form) as its data files name them
 /// under column mapping: each column, and each field inside it at any depth (in structs, lists
-/// and maps), by its physical name; the types are otherwise the same.
-pub(crate) fn physical_fields(delta: &StructType, arrow: &Schema) -> Result<Vec<FieldRef>> {
+/// and maps), by its physical name; the types are otherwise the same. With `field_ids`, each
+/// field that has a column mapping id carries it as its Parquet field id (as writers give it).
+pub(crate) fn physical_fields(
+    delta: &StructType,
+    arrow: &Schema,
+    field_ids: bool,
+) -> Result<Vec<FieldRef>> {
     if delta.num_fields() != arrow.fields().len() {
         return plan_err!("Delta table: its schema and its Arrow form differ in width");
     }
     Ok((delta.fields().zip(arrow.fields().iter()))
-        .map(|(d, a)| physically_named(d.data_type(), a, physical_name(d).unwrap_or(d.name())))
+        .map(|(d, a)| physical_field(d, a, field_ids))
         .collect())
 }
+
+/// `field` (the Arrow form of the Delta field `delta`) by its physical name, with its field id
+/// where `field_ids` asks.
+fn physical_field(delta: &StructField, field: &FieldRef, field_ids: bool) -> FieldRef {
+    let name = physical_name(delta).unwrap_or(delta.name());
+    let physical = physically_named(delta.data_type(), field, name, field_ids);
+    match delta.metadata.get("delta.columnMapping.id") {
+        Some(MetadataValue::Number(id)) if field_ids => {
+            let mut metadata = physical.metadata().clone();
+            metadata.insert(PARQUET_FIELD_ID.to_string(), id.to_string());
+            Arc::new(physical.as_ref().clone().with_metadata(metadata))
+        }
+        _ => physical,
+    }
+}
+
+/// The Arrow field metadata arrow-rs writes as a Parquet field id.
+const PARQUET_FIELD_ID: &str = "PARQUET:field_id";
 
 fn physical_name(field: &StructField) -> Option<&str> {
     match field.metadata.get("delta.columnMapping.physicalName") {
@@ -60,27 +83,31 @@ fn physical_name(field: &StructField) -> Option<&str> {
     }
 }
 
-/// `field` (of Delta type `delta`) named `name`, the fields inside it by their physical names.
+/// `field` (of Delta type `delta`) named `name`, the fields inside it by their physical names
+/// (and ids, with `field_ids`).
 #[recursive::recursive]
-fn physically_named(delta: &DeltaType, field: &FieldRef, name: &str) -> FieldRef {
+fn physically_named(delta: &DeltaType, field: &FieldRef, name: &str, field_ids: bool) -> FieldRef {
     let data_type = match (delta, field.data_type()) {
         (DeltaType::Struct(d), DataType::Struct(children)) if d.num_fields() == children.len() => {
             Some(DataType::Struct(
                 (d.fields().zip(children.iter()))
-                    .map(|(d, a)| {
-                        physically_named(d.data_type(), a, physical_name(d).unwrap_or(d.name()))
-                    })
+                    .map(|(d, a)| physical_field(d, a, field_ids))
                     .collect(),
             ))
         }
         (DeltaType::Array(d), _) => with_inner_fields_changed(field.data_type(), |element| {
-            Some(physically_named(d.element_type(), element, element.name()))
+            Some(physically_named(
+                d.element_type(),
+                element,
+                element.name(),
+                field_ids,
+            ))
         }),
         (DeltaType::Map(d), DataType::Map(entries, _)) => match entries.data_type() {
             DataType::Struct(kv) if kv.len() == 2 => {
                 let kv: Fields = vec![
-                    physically_named(d.key_type(), &kv[0], kv[0].name()),
-                    physically_named(d.value_type(), &kv[1], kv[1].name()),
+                    physically_named(d.key_type(), &kv[0], kv[0].name(), field_ids),
+                    physically_named(d.value_type(), &kv[1], kv[1].name(), field_ids),
                 ]
                 .into();
                 with_inner_fields_changed(field.data_type(), |entries| {

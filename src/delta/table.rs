@@ -125,8 +125,9 @@ pub struct VariantDeltaTable {
     table: RwLock<DeltaTable>,
     /// Read at a version or time: its scans keep reading that version, and it takes no rows.
     pinned: bool,
-    /// Column mapping: the scan reads physical names, and names them as the table does.
-    mapped: bool,
+    /// Column mapping: the scan reads physical names, and names them as the table does; an
+    /// append writes these columns (physical names and field ids at any depth).
+    mapped: Option<SchemaRef>,
     /// The table's root, ending in `/`.
     root: Url,
     /// Its columns in the log's order, variants marked.
@@ -187,11 +188,10 @@ impl VariantDeltaTable {
         let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
         let mut partition_columns = snapshot.metadata().partition_columns().to_vec();
         // column mapping: the files and the log's partition values name columns physically
-        let mapped =
-            snapshot.table_configuration().column_mapping_mode() != ColumnMappingMode::None;
+        let mut mapped = None;
         let mut read_schema = Arc::clone(&schema);
-        if mapped {
-            let physical = physical_fields(&snapshot.schema(), &schema)?;
+        if snapshot.table_configuration().column_mapping_mode() != ColumnMappingMode::None {
+            let physical = physical_fields(&snapshot.schema(), &schema, false)?;
             for name in &mut partition_columns {
                 if let Ok(i) = schema.index_of(name) {
                     *name = physical[i].name().clone();
@@ -201,6 +201,8 @@ impl VariantDeltaTable {
                 physical,
                 schema.metadata().clone(),
             ));
+            let written = physical_fields(&snapshot.schema(), &schema, true)?;
+            mapped = Some(Arc::new(Schema::new(written)));
         }
         let (scan_index, file_schema, partition_fields) =
             scan_layout(&read_schema, &partition_columns)?;
@@ -457,12 +459,6 @@ impl TableProvider for VariantDeltaTable {
                 self.root
             );
         }
-        if self.mapped {
-            return not_impl_err!(
-                "Delta table at {}: appends to tables with column mapping are not supported yet",
-                self.root
-            );
-        }
         if let Some(field) = (self.partition_fields.iter()).find(|f| !writes_partition_values(f)) {
             return not_impl_err!(
                 "Delta table at {}: appends to tables partitioned by a column of type {} ({}) \
@@ -493,6 +489,10 @@ impl TableProvider for VariantDeltaTable {
         let partition_columns: Vec<String> = (self.partition_fields.iter())
             .map(|f| f.name().clone())
             .collect();
+        let input = match &self.mapped {
+            Some(written) => physically_named_columns(input, written)?,
+            None => input,
+        };
         let input = partition_values_as_text(state, input, &partition_columns)?;
         let conf = FileSinkConfig {
             original_url: self.root.to_string(),
@@ -548,6 +548,35 @@ fn writes_partition_values(field: &Field) -> bool {
             | DataType::Boolean
             | DataType::Date32
     )
+}
+
+/// `input` (rows of a table with column mapping, its columns as the table names them) with its
+/// columns as the data files name them (`written`: physical names and field ids at any depth).
+fn physically_named_columns(
+    input: Arc<dyn ExecutionPlan>,
+    written: &SchemaRef,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let schema = input.schema();
+    if schema.fields().len() != written.fields().len() {
+        return plan_err!(
+            "Delta table: an append of {} columns to a table of {}",
+            schema.fields().len(),
+            written.fields().len()
+        );
+    }
+    let pairs = schema.fields().iter().zip(written.fields().iter());
+    let exprs = (pairs.enumerate())
+        .map(|(i, (field, physical))| {
+            let column = Arc::new(Column::new(field.name(), i));
+            let physical = physical.as_ref().clone().with_nullable(field.is_nullable());
+            let name = physical.name().clone();
+            ProjectionExpr::new(
+                Arc::new(RenamedFields::new(column, Arc::new(physical))),
+                name,
+            )
+        })
+        .collect::<Vec<_>>();
+    Ok(Arc::new(ProjectionExec::try_new(exprs, input)?))
 }
 
 /// `input` (rows of a partitioned table) with its `partition_columns` as the names of the

@@ -45,7 +45,7 @@ use super::schema::READER_FEATURES;
 const COMMIT_RETRIES: u64 = 15;
 
 /// The writer features an append honours beside the reader features it reads
-/// (`READER_FEATURES`, column mapping excepted): it writes no deletion vectors,
+/// (`READER_FEATURES`): it writes no deletion vectors,
 /// row ids or in-commit timestamps, and checks no constraints beyond NOT NULL. Any other one
 /// refuses the append.
 const APPEND_WRITER_ONLY_FEATURES: &[&str] = &[
@@ -56,8 +56,7 @@ const APPEND_WRITER_ONLY_FEATURES: &[&str] = &[
 ];
 
 fn honoured_by_appends(feature: &str) -> bool {
-    APPEND_WRITER_ONLY_FEATURES.contains(&feature)
-        || (feature != "columnMapping" && READER_FEATURES.contains(&feature))
+    APPEND_WRITER_ONLY_FEATURES.contains(&feature) || READER_FEATURES.contains(&feature)
 }
 
 /// What an append commits against: the table as its snapshot showed it.
