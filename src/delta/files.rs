@@ -2,6 +2,7 @@
 //! escapes resolved), typed partition values, the log's statistics (which DataFusion's Parquet
 //! opener prunes whole files with, before reading a byte of them) and deletion vectors (a row
 //! selection the opener applies).
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, UInt64Array};
@@ -18,24 +19,49 @@ use datafusion::object_store::path::Path;
 use datafusion::parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::pruning::{PruningPredicateBuilder, PruningStatistics};
-use deltalake_core::kernel::{EagerSnapshot, LogicalFileView};
+use deltalake_core::kernel::{EagerSnapshot, LogDataHandler, LogicalFileView};
 use deltalake_core::logstore::LogStoreRef;
+use serde_json::Value;
 use url::Url;
 
 use crate::variant_array::is_variant_like;
 
-/// The files of `snapshot` (a table at `root`) for a scan of `file_schema` (its columns held in
-/// the data files) and `partition_fields`, those that `filter` (over the table's columns,
-/// `table_schema`) leaves out skipped: their partition values and the log's bounds say no row
-/// of theirs can pass; and how many were skipped.
+/// What a scan of a Delta table reads of its data files.
+pub(crate) struct FileLayout<'a> {
+    /// The columns the data files hold (by physical names under column mapping).
+    pub file_schema: &'a SchemaRef,
+    /// The partition columns, as the scan names them (physical names under column mapping).
+    pub partition_fields: &'a [FieldRef],
+    /// Under column mapping: the physical name of each file column, by the table's name.
+    pub physical_names: Option<&'a HashMap<String, String>>,
+}
+
+/// The files of `snapshot` (a table at `root`) for a scan of `layout`, those that `filter` (over
+/// the table's columns, `table_schema`) leaves out skipped: their partition values and the log's
+/// bounds say no row of theirs can pass; and how many were skipped.
 pub(crate) async fn partitioned_files(
     snapshot: &EagerSnapshot,
     log_store: &LogStoreRef,
     root: &Url,
-    (file_schema, partition_fields): (&SchemaRef, &[FieldRef]),
+    layout: FileLayout<'_>,
     filter: Option<(Arc<dyn PhysicalExpr>, &SchemaRef)>,
 ) -> Result<(Vec<PartitionedFile>, usize)> {
+    let FileLayout {
+        file_schema,
+        partition_fields,
+        physical_names,
+    } = layout;
     let log_data = snapshot.log_data();
+    // (deltalake-core finds no statistics of a column-mapped table: the add actions' own JSON
+    // statistics, keyed by physical names, serve then)
+    let json_stats;
+    let stats: &dyn PruningStatistics = match physical_names {
+        Some(_) => {
+            json_stats = JsonStats::new(&log_data, file_schema);
+            &json_stats
+        }
+        None => &log_data,
+    };
     let partition_values = (log_data.iter())
         .map(|view| partition_values(&view, partition_fields))
         .collect::<Result<Vec<_>>>()?;
@@ -52,7 +78,8 @@ pub(crate) async fn partitioned_files(
                 .map(|view| view.num_records().map(|n| n as u64))
                 .collect();
             let bounds = LogBounds {
-                log: &log_data,
+                log: stats,
+                physical_names,
                 table_schema,
                 partitions,
                 rows: Arc::new(rows),
@@ -64,7 +91,7 @@ pub(crate) async fn partitioned_files(
         }
         None => None,
     };
-    let bounds = FileBounds::new(&log_data, file_schema);
+    let bounds = FileBounds::new(stats, file_schema);
     let root_path = Path::from_url_path(root.path()).map_err(external)?;
     let mut files = Vec::with_capacity(log_data.num_files());
     let mut skipped = 0;
@@ -151,6 +178,8 @@ fn partition_values(view: &LogicalFileView, fields: &[FieldRef]) -> Result<Vec<S
 /// exactly.
 struct LogBounds<'a> {
     log: &'a dyn PruningStatistics,
+    /// Under column mapping: the name `log` knows each column by (by the table's name).
+    physical_names: Option<&'a HashMap<String, String>>,
     table_schema: &'a SchemaRef,
     /// Each partition column (as the table names it) with its typed value per file.
     partitions: Vec<(String, ArrayRef)>,
@@ -164,13 +193,21 @@ impl LogBounds<'_> {
             .find(|(name, _)| *name == column.name)
             .map(|(_, values)| values)
     }
+
+    /// `column` (a file column, by the table's name) as the log's statistics name it.
+    fn in_log(&self, column: &Column) -> Option<Column> {
+        match self.physical_names {
+            Some(names) => Some(Column::new_unqualified(names.get(&column.name)?)),
+            None => Some(column.clone()),
+        }
+    }
 }
 
 impl PruningStatistics for LogBounds<'_> {
     fn min_values(&self, column: &Column) -> Option<ArrayRef> {
         match self.partition(column) {
             Some(values) => Some(Arc::clone(values)),
-            None => self.log.min_values(column),
+            None => self.log.min_values(&self.in_log(column)?),
         }
     }
 
@@ -182,7 +219,7 @@ impl PruningStatistics for LogBounds<'_> {
         if !max_is_a_bound(field.data_type()) {
             return None;
         }
-        self.log.max_values(column)
+        self.log.max_values(&self.in_log(column)?)
     }
 
     fn num_containers(&self) -> usize {
@@ -191,7 +228,7 @@ impl PruningStatistics for LogBounds<'_> {
 
     fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
         let Some(values) = self.partition(column) else {
-            return self.log.null_counts(column);
+            return self.log.null_counts(&self.in_log(column)?);
         };
         // (a partition column is NULL in every row of a file whose value is NULL, in none of
         // the others)
@@ -214,7 +251,110 @@ impl PruningStatistics for LogBounds<'_> {
         column: &Column,
         values: &std::collections::HashSet<ScalarValue>,
     ) -> Option<datafusion::arrow::array::BooleanArray> {
-        self.log.contained(column, values)
+        match self.partition(column) {
+            Some(_) => None,
+            None => self.log.contained(&self.in_log(column)?, values),
+        }
+    }
+}
+
+/// The statistics each `add` of the log holds as JSON (keyed by the files' column names), read
+/// by us: bounds of integer, boolean, string, date and timestamp columns (whose JSON converts
+/// exactly), null counts and row counts.
+struct JsonStats {
+    /// Per file: its statistics, where the log has them.
+    files: Vec<Option<Value>>,
+    /// The type of each file column, by name.
+    types: HashMap<String, DataType>,
+}
+
+impl JsonStats {
+    fn new(log: &LogDataHandler<'_>, file_schema: &SchemaRef) -> Self {
+        let files = (log.iter())
+            .map(|view| serde_json::from_str(&view.stats()?).ok())
+            .collect();
+        let types = (file_schema.fields().iter())
+            .filter(|f| !is_variant_like(f))
+            .map(|f| (f.name().clone(), f.data_type().clone()))
+            .collect();
+        JsonStats { files, types }
+    }
+
+    /// Per file, the value the statistics give `column` under `kind` (`minValues`, ..).
+    fn per_file<'a>(
+        &'a self,
+        column: &'a Column,
+        kind: &'a str,
+    ) -> impl Iterator<Item = Option<&'a Value>> + 'a {
+        (self.files.iter()).map(move |stats| stats.as_ref()?.get(kind)?.get(&column.name))
+    }
+
+    fn bounds(&self, column: &Column, kind: &str) -> Option<ArrayRef> {
+        let data_type = self.types.get(&column.name)?;
+        let exact = matches!(
+            data_type,
+            DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Boolean
+                | DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Date32
+                | DataType::Timestamp(..)
+        );
+        if !exact {
+            return None;
+        }
+        let null = ScalarValue::try_from(data_type).ok()?;
+        let values = self.per_file(column, kind).map(|value| {
+            let scalar = match value {
+                Some(Value::String(text)) => ScalarValue::Utf8(Some(text.clone())),
+                Some(Value::Number(n)) => ScalarValue::Int64(n.as_i64()),
+                Some(Value::Bool(b)) => ScalarValue::Boolean(Some(*b)),
+                _ => return null.clone(),
+            };
+            scalar.cast_to(data_type).unwrap_or_else(|_| null.clone())
+        });
+        ScalarValue::iter_to_array(values).ok()
+    }
+}
+
+impl PruningStatistics for JsonStats {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.bounds(column, "minValues")
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.bounds(column, "maxValues")
+    }
+
+    fn num_containers(&self) -> usize {
+        self.files.len()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        self.types.get(&column.name)?;
+        let counts: UInt64Array = (self.per_file(column, "nullCount"))
+            .map(|count| count.and_then(Value::as_u64))
+            .collect();
+        Some(Arc::new(counts))
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        let rows: UInt64Array = (self.files.iter())
+            .map(|stats| stats.as_ref()?.get("numRecords")?.as_u64())
+            .collect();
+        Some(Arc::new(rows))
+    }
+
+    fn contained(
+        &self,
+        _column: &Column,
+        _values: &std::collections::HashSet<ScalarValue>,
+    ) -> Option<datafusion::arrow::array::BooleanArray> {
+        None
     }
 }
 

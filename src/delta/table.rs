@@ -37,7 +37,7 @@ use deltalake_core::logstore::{
 use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
-use super::files::partitioned_files;
+use super::files::{FileLayout, partitioned_files};
 use super::renamed_fields::RenamedFields;
 use super::schema::{
     check_reader_features, delta_schema, new_table_protocol, physical_fields, with_variants,
@@ -128,6 +128,8 @@ pub struct VariantDeltaTable {
     /// Column mapping: the scan reads physical names, and names them as the table does; an
     /// append writes these columns (physical names and field ids at any depth).
     mapped: Option<SchemaRef>,
+    /// Column mapping: each column's physical name, by the table's name.
+    physical_names: Option<HashMap<String, String>>,
     /// The table's root, ending in `/`.
     root: Url,
     /// Its columns in the log's order, variants marked.
@@ -189,6 +191,7 @@ impl VariantDeltaTable {
         let mut partition_columns = snapshot.metadata().partition_columns().to_vec();
         // column mapping: the files and the log's partition values name columns physically
         let mut mapped = None;
+        let mut physical_names = None;
         let mut read_schema = Arc::clone(&schema);
         if snapshot.table_configuration().column_mapping_mode() != ColumnMappingMode::None {
             let physical = physical_fields(&snapshot.schema(), &schema, false)?;
@@ -197,6 +200,11 @@ impl VariantDeltaTable {
                     *name = physical[i].name().clone();
                 }
             }
+            physical_names = Some(
+                (schema.fields().iter().zip(&physical))
+                    .map(|(table, file)| (table.name().clone(), file.name().clone()))
+                    .collect(),
+            );
             read_schema = Arc::new(Schema::new_with_metadata(
                 physical,
                 schema.metadata().clone(),
@@ -210,6 +218,7 @@ impl VariantDeltaTable {
             table: RwLock::new(table),
             pinned: *version != DeltaVersion::Newest,
             mapped,
+            physical_names,
             root,
             schema,
             file_schema,
@@ -392,7 +401,11 @@ impl TableProvider for VariantDeltaTable {
             snapshot_of(&table)?,
             &table.log_store(),
             &self.root,
-            (&self.file_schema, &self.partition_fields),
+            FileLayout {
+                file_schema: &self.file_schema,
+                partition_fields: &self.partition_fields,
+                physical_names: self.physical_names.as_ref(),
+            },
             filter.map(|f| (f, &self.schema)),
         )
         .await?;
