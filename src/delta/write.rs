@@ -302,11 +302,10 @@ async fn publish_and_commit(
         let (folders, partition_values) =
             partition_folders(&meta.location, folder, &target.partition_columns)?;
         let name = format!("part-{n:05}-{id}.parquet");
-        let mut location = root.clone();
-        for part in &folders {
-            location = location.join(part.clone());
-        }
-        let location = location.join(name.as_str());
+        let location: Path = (root.parts())
+            .chain(folders)
+            .chain([PathPart::from(name.as_str())])
+            .collect();
         let relative = log_path(location.prefix_match(&root).into_iter().flatten());
         store.rename(&meta.location, &location).await?;
         let mut moved = meta.clone();
@@ -334,15 +333,15 @@ async fn publish_and_commit(
 /// The folders of a staged file at `location` under `folder` (the write's), one per partition
 /// column (`<column>=<value>`, as the store names them), and the partition values they hold
 /// (an empty one is NULL: the write gives NULL as empty text, as Delta reads it).
-fn partition_folders(
-    location: &Path,
+fn partition_folders<'a>(
+    location: &'a Path,
     folder: &Path,
     columns: &[String],
-) -> Result<(Vec<PathPart<'static>>, Vec<Option<String>>)> {
+) -> Result<(Vec<PathPart<'a>>, Vec<Option<String>>)> {
     let Some(parts) = location.prefix_match(folder) else {
         return exec_err!("Delta append: {location} is outside its write's folder {folder}");
     };
-    let mut parts: Vec<PathPart<'static>> = parts.map(|p| p.as_ref().to_string().into()).collect();
+    let mut parts: Vec<PathPart<'a>> = parts.collect();
     parts.pop(); // (the file's own name)
     if parts.len() != columns.len() {
         return exec_err!(
