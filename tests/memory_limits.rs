@@ -91,6 +91,40 @@ async fn a_large_copy_fails_within_the_memory_limit() {
     assert_eq!(names, ["auto.parquet", "plain.parquet"]);
 }
 
+/// The encoded bytes the object store's writer holds before it uploads them (up to
+/// `objectstore_writer_buffer_size`, 10 MiB by default: a smaller file is held whole until
+/// closed) are reserved too: with row groups of 4096 rows the writer's own buffers stay small,
+/// but the 14 MB file does not fit in 8 MiB until the store's buffer is made 1 MiB.
+#[tokio::test]
+async fn the_object_stores_buffer_is_reserved() {
+    let dir = common::scratch_dir("memory_limits", "store_buffer");
+    let events = rows_of(EVENTS).await;
+    let copy = |name: &str| {
+        format!(
+            "COPY (SELECT * FROM events) TO '{}/{name}.parquet' STORED AS PARQUET \
+             OPTIONS ('variant.shred.v' 'none', 'format.compression' 'uncompressed', \
+             'format.max_row_group_size' '4096')",
+            dir.display()
+        )
+    };
+    let limited = with_table(Some(8 << 20), "events", &events);
+    let e = outcome(&limited, &copy("default")).await.unwrap_err();
+    assert!(e.contains("Resources exhausted"), "{e}");
+    assert!(
+        e.contains("allocation failed for VariantParquetSink"),
+        "{e}"
+    );
+    outcome(
+        &limited,
+        "SET datafusion.execution.objectstore_writer_buffer_size = 1048576",
+    )
+    .await
+    .unwrap();
+    outcome(&limited, &copy("small_buffer")).await.unwrap();
+    let written = std::fs::metadata(dir.join("small_buffer.parquet")).unwrap();
+    assert!(written.len() > 12 << 20, "{}", written.len());
+}
+
 /// An aggregation with a thousand groups of variant schemas: its accumulators report their size
 /// (without rendering their schema), and the pool refuses what does not fit.
 #[tokio::test]

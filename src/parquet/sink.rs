@@ -190,12 +190,12 @@ impl FileSink for VariantParquetSink {
             sorted_by: self.sorted_by.clone(),
             auto,
             batches_ahead: context.session_config().target_partitions().clamp(1, 4),
+            store_buffer: context
+                .session_config()
+                .options()
+                .execution
+                .objectstore_writer_buffer_size,
         });
-        let buffer_size = context
-            .session_config()
-            .options()
-            .execution
-            .objectstore_writer_buffer_size;
         let mut tasks: JoinSet<Result<u64>> = JoinSet::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
             let writer = ObjectWriterBuilder::new(
@@ -203,7 +203,7 @@ impl FileSink for VariantParquetSink {
                 &path,
                 Arc::clone(&object_store),
             )
-            .with_buffer_size(Some(buffer_size))
+            .with_buffer_size(Some(files.store_buffer))
             .build()?;
             let encryption = file_encryption(&self.options, context, &files.schema, &path).await?;
             let files = Arc::clone(&files);
@@ -255,13 +255,17 @@ struct FileSetup {
     /// Batches made file batches at once, at most (the session's target partitions, up to 4);
     /// as many more wait for the writer.
     batches_ahead: usize,
+    /// The bytes an object-store writer buffers before it uploads
+    /// (`objectstore_writer_buffer_size`): a file smaller than that is held whole until closed.
+    store_buffer: usize,
 }
 
 impl FileSetup {
     /// Writes one file's batches; returns the row count. `reservation` holds what the file
     /// buffers (the sampled batches and those on their way to the writer, the writer's row group
-    /// in progress), as DataFusion's sink reserves: a write that needs more than the memory pool allows fails with the
-    /// pool's resources-exhausted error.
+    /// in progress, the encoded bytes the object-store writer holds before it uploads them), as
+    /// DataFusion's sink reserves the first two: a write that needs more than the memory pool
+    /// allows fails with the pool's resources-exhausted error.
     async fn write(
         self: Arc<Self>,
         writer: BufWriter,
@@ -350,7 +354,9 @@ impl FileSetup {
             rows += batch.num_rows() as u64;
             writer.write(&batch).await?;
             drop(ticket);
-            reservation.try_resize(writer.memory_size())?;
+            // (the store's writer holds the encoded bytes up to its buffer's size, then uploads)
+            let stored = writer.bytes_written().min(self.store_buffer);
+            reservation.try_resize(writer.memory_size() + stored)?;
         }
         // (a shredding task's panic surfaces here)
         shredder
