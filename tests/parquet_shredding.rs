@@ -1090,7 +1090,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(proptest_cases(24)))]
 
     /// An unsorted write infers from its first rows; a sorted one from a sample of its whole
-    /// input (`parquet::whole_input_sample`), which is every row when the sample may hold them.
+    /// input (`parquet::input_sample`), which is every row when the sample may hold them.
     #[test]
     fn automatic_shredding_is_what_the_aggregate_says_of_the_sampled_rows(
         values in proptest::collection::vec(proptest::option::weighted(0.9, mostly_one_shape()), 1..40),

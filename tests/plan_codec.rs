@@ -26,6 +26,7 @@ use datafusion::prelude::SessionContext;
 use datafusion_parquet_variant::codec::VariantPath;
 use datafusion_parquet_variant::functions::try_variant_get::TryVariantGet;
 use datafusion_parquet_variant::functions::variant_get::VariantGet;
+use datafusion_parquet_variant::parquet::input_sample::{SampleExec, SampleOf};
 use datafusion_parquet_variant::parquet::{
     ShreddingOptions, VariantParquetFormatFactory, VariantParquetSource, VariantParquetTable,
 };
@@ -281,6 +282,20 @@ async fn writes_from_decoded_plans_are_variant_shredded_and_staged() {
         schema.contains("OPTIONAL BYTE_ARRAY typed_value (STRING);"),
         "{schema}"
     );
+
+    // an unsorted write's sampler of its partitions' first rows travels
+    let unsorted = dir.join("unsorted.parquet");
+    let copy = format!(
+        "COPY ({select}) TO '{}' STORED AS PARQUET",
+        unsorted.display()
+    );
+    let (decoded, receiver) = ship(&ctx, &copy).await;
+    let sampler = find::<SampleExec>(&decoded).expect("a sampler");
+    let sampler = sampler.downcast_ref::<SampleExec>().unwrap();
+    assert_eq!(sampler.sample().of(), SampleOf::PartitionHeads);
+    collect(decoded, receiver).await.unwrap();
+    let schema = common::parquet_schema_text(&unsorted);
+    assert!(schema.contains("REQUIRED group a {"), "{schema}");
 
     // read back in the sending session: the values written are the values planned
     let table = format!(

@@ -1,6 +1,7 @@
 //! Automatic shredding survives sorted input: a sorted COPY infers from a sample of its whole
 //! input (taken under the sort), so it shreds the paths an unsorted COPY of the same rows
-//! shreds, whatever the order, where the first rows of its output are all alike.
+//! shreds, whatever the order, where the first rows of its output are all alike. An unsorted
+//! COPY infers from the first rows of each of its input's partitions, whichever comes first.
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -27,8 +28,10 @@ fn session(target_partitions: usize) -> SessionContext {
     SessionContext::new_with_state(state)
 }
 
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join("datafusion-parquet-variant-sorted-shredding");
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join("datafusion-parquet-variant-sorted-shredding")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -82,7 +85,7 @@ async fn explain_copy(ctx: &SessionContext, order: &str, path: &Path) -> String 
 
 #[tokio::test]
 async fn a_sorted_copy_shreds_what_an_unsorted_one_does() {
-    let dir = scratch();
+    let dir = scratch("sorted");
     let ctx = session(4);
     let unsorted = copy(&ctx, "", &dir.join("unsorted.parquet")).await;
     assert_eq!(shredded_fields(&unsorted), ["commit", "kind", "x"]);
@@ -114,15 +117,60 @@ async fn a_sorted_copy_shreds_what_an_unsorted_one_does() {
         &dir.join("explained.parquet"),
     )
     .await;
-    assert!(text.contains("VariantSampleExec: columns=[v]"), "{text}");
+    assert!(
+        text.contains("VariantSampleExec: columns=[v], of=whole input"),
+        "{text}"
+    );
 }
 
-/// Without a sort above it the sample is never used: the sink samples its first rows, as before
-/// (sorted input the optimizer need not sort, e.g. a LIMIT-free scan, keeps that behaviour).
+/// Without a sort, the sample is of each partition's first rows, taken below the merge of the
+/// partitions: the sink waits for all of them, so a partition whose first rows come late is
+/// sampled as much as one that has sent all of its rows by then. 20,000 `{"a":..}` rows come at
+/// once; 10,000 `{"b":..}` rows come after three million others are filtered out. The sink's
+/// first 4,096 rows are all `a`; the sample holds both, whichever side of the union is slow.
 #[tokio::test]
-async fn an_unsorted_copy_has_no_sample() {
-    let dir = scratch();
+async fn an_unsorted_copy_samples_every_partitions_first_rows() {
+    let dir = scratch("unsorted");
     let ctx = session(2);
-    let text = explain_copy(&ctx, "", &dir.join("plain.parquet")).await;
+    let fast = "SELECT parse_json('{\"a\":' || i || '}') AS v FROM generate_series(1, 20000) t(i)";
+    let slow = "SELECT parse_json('{\"b\":\"' || i || '\"}') AS v \
+                FROM generate_series(1, 3000000) t(i) WHERE i > 2990000";
+    for (name, input) in [
+        ("fast_first", format!("{fast} UNION ALL {slow}")),
+        ("slow_first", format!("{slow} UNION ALL {fast}")),
+    ] {
+        let path = dir.join(format!("{name}.parquet"));
+        let copy = format!("COPY ({input}) TO '{}' STORED AS PARQUET", path.display());
+        let plan = ctx.sql(&format!("EXPLAIN {copy}")).await.unwrap();
+        let plan =
+            datafusion::arrow::util::pretty::pretty_format_batches(&plan.collect().await.unwrap())
+                .unwrap()
+                .to_string();
+        let sampler = plan
+            .find("VariantSampleExec: columns=[v], of=partition heads")
+            .unwrap_or_else(|| panic!("{plan}"));
+        let merge = plan.find("CoalescePartitionsExec").unwrap();
+        assert!(merge < sampler, "{plan}");
+        ctx.sql(&copy).await.unwrap().collect().await.unwrap();
+        assert_eq!(shredded_fields(&written_type(&path)), ["a", "b"], "{name}");
+    }
+}
+
+/// A partitioned write (`PARTITIONED BY`) takes no such sample: each file holds the rows of one
+/// partition value, which its own first rows describe.
+#[tokio::test]
+async fn a_partitioned_copy_has_no_sample() {
+    let dir = scratch("partitioned");
+    let ctx = session(2);
+    let sql = format!(
+        "EXPLAIN COPY (SELECT v, v:kind::string AS kind FROM ({EVENTS})) TO '{}/' \
+         STORED AS PARQUET PARTITIONED BY (kind)",
+        dir.display()
+    );
+    let plan = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("VariantParquetSink"), "{text}");
     assert!(!text.contains("VariantSampleExec"), "{text}");
 }

@@ -32,6 +32,7 @@ use parquet::file::metadata::PageIndexPolicy;
 use super::ShreddingOptions;
 use super::expr_adapter::VariantExprAdapterFactory;
 use super::file_errors::{SkipFiles, in_file};
+use super::input_sample::sample_input;
 use super::interval::{holds_interval, without_interval_ranges};
 use super::logical_types::{
     ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
@@ -43,7 +44,6 @@ use super::variant_columns::{
     VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
     with_variant_extension,
 };
-use super::whole_input_sample::sample_under_sort;
 use crate::arrow_nested::with_inner_fields_changed;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,
@@ -420,13 +420,16 @@ impl FileFormat for VariantParquetFormat {
             {
                 auto.columns.clear();
             }
-            // a sort reads the whole input before the sink gets a row: a sample taken under it
-            // sees every row, where the first rows of sorted input are all alike
+            // a sample taken before the sink: under a sort it sees every row (the first rows of
+            // sorted input are all alike), else the first rows of each partition (which arrive
+            // at the sink in no fixed order); not the latter when each file holds the rows of
+            // one partition value, which its own first rows describe better
             let names = (auto.columns.iter())
                 .map(|&i| conf.output_schema.field(i).name().clone())
                 .collect();
-            (input, auto.whole_input) =
-                sample_under_sort(input, names, auto.sample_rows, auto.sample_bytes)?;
+            let heads = conf.table_partition_cols.is_empty();
+            (input, auto.sample) =
+                sample_input(input, names, auto.sample_rows, auto.sample_bytes, heads)?;
             let sink = Arc::new(
                 VariantParquetSink::new(
                     conf,

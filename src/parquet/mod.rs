@@ -30,6 +30,7 @@ mod expr_adapter;
 mod facts;
 pub mod file_errors;
 pub(crate) mod format;
+pub mod input_sample;
 pub mod interval;
 pub mod logical_types;
 mod pruning;
@@ -40,7 +41,6 @@ mod source;
 pub(crate) mod staged;
 mod table;
 pub mod variant_columns;
-pub mod whole_input_sample;
 mod whole_value_filters;
 
 use std::collections::HashMap;
@@ -61,6 +61,7 @@ use datafusion::prelude::{DataFrame, SessionContext};
 
 pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
+pub use input_sample::SampleUnderSort;
 pub use shred_on_write::{
     NO_SHREDDING, SHRED_INFERENCE_OPTION, SHRED_OPTION_PREFIX, ShreddingOptions, VariantConfig,
     VariantTableOptions,
@@ -69,7 +70,6 @@ pub use shredded_get::ShreddedGetExpr;
 pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
 pub use source::{VariantParquetSource, variant_scan, with_variant_scans};
 pub use table::{VariantParquetTable, VariantTableFactory};
-pub use whole_input_sample::SampleUnderSort;
 pub use whole_value_filters::WholeValueFiltersIntoScan;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..

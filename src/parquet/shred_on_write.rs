@@ -126,7 +126,7 @@ impl ShreddingOptions {
                 rule: self.inference.unwrap_or(config.shred_inference),
                 ..InferLimits::default()
             },
-            whole_input: None,
+            sample: None,
         }
     }
 
@@ -324,10 +324,12 @@ datafusion::common::extensions_options! {
     /// Session options of this crate, set with `SET variant.<option> = <value>`.
     pub struct VariantConfig {
         /// Whether variant columns written to Parquet without a shredding type of their own
-        /// (`'variant.shred.<column>'`) are shredded with a type inferred from the first rows of
-        /// each file (see `variant_shredding_schema_agg`).
+        /// (`'variant.shred.<column>'`) are shredded with a type inferred from a sample of the
+        /// rows written (see `variant_shredding_schema_agg`).
         pub shred_on_write: bool, default = true
-        /// How many of a file's first rows the inference samples.
+        /// How many rows the inference samples: of a sorted write's whole input (those of
+        /// smallest hash), else the first rows of each of the input's partitions (this many in
+        /// all), or, where neither can be taken, of each file's first rows.
         pub shred_sample_rows: usize, default = 4096
         /// How many bytes of variant values the inference samples at most.
         pub shred_sample_bytes: usize, default = 64 * 1024 * 1024

@@ -41,11 +41,11 @@ use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
+use super::input_sample::{InputSample, SampleOf};
 use super::interval::{
     holds_interval, interval_bytes_type, intervals_as_bytes, with_interval_annotations,
 };
 use super::rebuilt_group;
-use super::whole_input_sample::WholeInputSample;
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
 use crate::variant_array::{holds_field, is_variant_field, variant_data_type};
 
@@ -172,8 +172,8 @@ impl FileSink for VariantParquetSink {
                 .collect();
             AutoShredding {
                 // (the sample's columns are the automatic columns one for one)
-                whole_input: (columns.len() == auto.columns.len())
-                    .then(|| auto.whole_input.clone())
+                sample: (columns.len() == auto.columns.len())
+                    .then(|| auto.sample.clone())
                     .flatten(),
                 columns,
                 ..auto.clone()
@@ -227,7 +227,7 @@ impl FileSink for VariantParquetSink {
     }
 }
 
-/// Automatic shredding: which columns, and how much of each file's start to sample.
+/// Automatic shredding: which columns, and how much to sample.
 #[derive(Debug, Clone)]
 pub struct AutoShredding {
     /// The output columns (indexes) shredded with an inferred type.
@@ -238,9 +238,10 @@ pub struct AutoShredding {
     pub sample_bytes: usize,
     /// Bounds on the inferred types.
     pub limits: InferLimits,
-    /// A sample of the whole input, taken under a sort (`whole_input_sample`), one column per
-    /// entry of `columns`: inferred from instead of each file's first rows once it is finished.
-    pub whole_input: Option<Arc<WholeInputSample>>,
+    /// A sample of the input taken before the sink (`input_sample`: of the whole input under
+    /// a sort, else of each partition's first rows), one column per entry of `columns`:
+    /// inferred from instead of each file's first rows once it is finished.
+    pub sample: Option<Arc<InputSample>>,
 }
 
 /// What every file of one write shares.
@@ -273,17 +274,28 @@ impl FileSetup {
         mut rx: Receiver<RecordBatch>,
         mut reservation: MemoryReservation,
     ) -> Result<u64> {
-        // the first rows, to infer the shredding of the automatic columns from (or, once the
-        // first has come, the sample of the whole input when a sort has finished it)
+        // the first rows, to infer the shredding of the automatic columns from, or (once the
+        // first has come) the sample taken before the sink when it is finished: at once when a
+        // sort has finished it, else once every partition's head has passed, the batches that
+        // arrive meanwhile held here (up to the sample's bytes, past which the first rows do)
         let mut sample = vec![];
-        let mut whole_input = None;
+        let mut sampled = None;
         if let Some(auto) = &self.auto {
-            let (mut rows, mut bytes) = (0, 0);
-            while rows < auto.sample_rows && bytes < auto.sample_bytes {
+            let heads = (auto.sample.as_ref()).filter(|s| s.of() == SampleOf::PartitionHeads);
+            let (mut rows, mut bytes, mut held) = (0, 0, 0);
+            loop {
+                let first_rows_enough = rows >= auto.sample_rows || bytes >= auto.sample_bytes;
+                let await_heads = (rows > 0 && held < auto.sample_bytes)
+                    && heads.is_some_and(|heads| heads.runs_here());
+                if first_rows_enough && !await_heads {
+                    break;
+                }
                 let Some(batch) = rx.recv().await else {
                     break;
                 };
-                reservation.try_grow(batch.get_array_memory_size())?;
+                let size = batch.get_array_memory_size();
+                reservation.try_grow(size)?;
+                held += size;
                 rows += batch.num_rows();
                 bytes += auto
                     .columns
@@ -291,15 +303,21 @@ impl FileSetup {
                     .map(|&i| batch.column(i).get_array_memory_size())
                     .sum::<usize>();
                 sample.push(batch);
-                if let Some(whole) = &auto.whole_input
-                    && let Some(arrays) = whole.finished()?
+                if let Some(taken) = &auto.sample
+                    && let Some(arrays) = taken.finished()?
                 {
-                    whole_input = Some(arrays);
+                    sampled = Some(arrays);
                     break;
                 }
             }
+            // (finished since the last batch came: the input has ended)
+            if sampled.is_none()
+                && let Some(taken) = &auto.sample
+            {
+                sampled = taken.finished()?;
+            }
         }
-        let shredding: Arc<[(usize, DataType)]> = match &whole_input {
+        let shredding: Arc<[(usize, DataType)]> = match &sampled {
             Some(arrays) => self.infer_from_columns(arrays)?,
             None => self.infer(&sample)?,
         }

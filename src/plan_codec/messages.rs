@@ -24,7 +24,7 @@ pub(crate) mod variant_plan_node {
         #[prost(message, tag = "4")]
         JsonScan(super::JsonScanNode),
         #[prost(message, tag = "5")]
-        Sample(super::WholeInputSampleNode),
+        Sample(super::InputSampleNode),
         #[prost(message, tag = "6")]
         DeltaAppend(super::DeltaAppendNode),
     }
@@ -186,15 +186,16 @@ pub(crate) struct AutoShreddingNode {
     /// `InferenceRule::name`.
     #[prost(string, tag = "6")]
     pub rule: String,
-    /// The sample of the whole input it infers from, when a sort lets it.
+    /// The sample of its input it infers from (of the whole input under a sort, else of each
+    /// partition's first rows).
     #[prost(message, optional, tag = "7")]
-    pub whole_input: Option<WholeInputSampleNode>,
+    pub sample: Option<InputSampleNode>,
 }
 
-/// A [`WholeInputSample`](crate::parquet::whole_input_sample::WholeInputSample): as the plan
+/// An [`InputSample`](crate::parquet::input_sample::InputSample): as the plan
 /// node that takes it (over its one input), and as the sink's reference to it.
 #[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct WholeInputSampleNode {
+pub(crate) struct InputSampleNode {
     #[prost(uint64, tag = "1")]
     pub id: u64,
     /// The sampler's columns, by name in its input (empty in the sink's reference).
@@ -207,6 +208,9 @@ pub(crate) struct WholeInputSampleNode {
     /// How many columns it samples.
     #[prost(uint64, tag = "5")]
     pub width: u64,
+    /// Whether it samples each partition's first rows (else the whole input).
+    #[prost(bool, tag = "6")]
+    pub partition_heads: bool,
 }
 
 /// [`VariantParquetFormatFactory`](crate::parquet::VariantParquetFormatFactory) (the file type

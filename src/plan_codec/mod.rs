@@ -65,9 +65,9 @@ use prost::bytes::Bytes;
 use crate::json_files::{VariantJsonSource, VariantJsonTable};
 use crate::parquet::file_errors::SkipFiles;
 use crate::parquet::format::with_variant_source;
+use crate::parquet::input_sample::{InputSample, SampleExec, SampleOf};
 use crate::parquet::shred_on_write::is_unshredded_variant;
 use crate::parquet::staged::{StagedSink, StagedWrite, StagingText};
-use crate::parquet::whole_input_sample::{SampleExec, WholeInputSample};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource, VariantParquetTable,
@@ -83,9 +83,9 @@ pub use restore::restore_variant_fields;
 pub use udfs::register_plan_functions;
 
 use messages::{
-    AutoShreddingNode, DeltaAppendNode, FileRowSelection, JsonScanNode, JsonTableNode,
-    ShreddedColumn, StagedSinkNode, VariantExprNode, VariantFormatNode, VariantPlanNode,
-    VariantScanNode, VariantSinkNode, VariantTableNode, WholeInputSampleNode, variant_expr_node,
+    AutoShreddingNode, DeltaAppendNode, FileRowSelection, InputSampleNode, JsonScanNode,
+    JsonTableNode, ShreddedColumn, StagedSinkNode, VariantExprNode, VariantFormatNode,
+    VariantPlanNode, VariantScanNode, VariantSinkNode, VariantTableNode, variant_expr_node,
     variant_plan_node::Kind,
 };
 
@@ -299,27 +299,33 @@ fn staging_from_proto(staging: &messages::Staging) -> StagingText {
     }
 }
 
-/// A whole input's sample as a message: for its sampler with the names of the columns it
+/// An input's sample as a message: for its sampler with the names of the columns it
 /// samples, for its sink without.
-fn sample_node(sample: &WholeInputSample, columns: &[String]) -> WholeInputSampleNode {
+fn sample_node(sample: &InputSample, columns: &[String]) -> InputSampleNode {
     let (max_rows, max_bytes) = sample.bounds();
-    WholeInputSampleNode {
+    InputSampleNode {
         id: sample.id(),
         width: sample.width() as u64,
         columns: columns.to_vec(),
         max_rows: max_rows as u64,
         max_bytes: max_bytes as u64,
+        partition_heads: sample.of() == SampleOf::PartitionHeads,
     }
 }
 
 /// The sample `node` names: the one of this process under its id (its sampler and its sink,
 /// decoded here, share it), or a new one.
-fn sample_from_node(node: &WholeInputSampleNode) -> Arc<WholeInputSample> {
-    WholeInputSample::registered(
+fn sample_from_node(node: &InputSampleNode) -> Arc<InputSample> {
+    InputSample::registered(
         node.id,
         usize::try_from(node.width).unwrap_or(usize::MAX),
         usize::try_from(node.max_rows).unwrap_or(usize::MAX),
         usize::try_from(node.max_bytes).unwrap_or(usize::MAX),
+        if node.partition_heads {
+            SampleOf::PartitionHeads
+        } else {
+            SampleOf::WholeInput
+        },
     )
 }
 
@@ -722,7 +728,7 @@ impl VariantPhysicalCodec {
             max_columns: auto.limits.max_columns as u64,
             max_depth: auto.limits.max_depth as u64,
             rule: auto.limits.rule.name().to_string(),
-            whole_input: auto.whole_input.as_deref().map(|s| sample_node(s, &[])),
+            sample: auto.sample.as_deref().map(|s| sample_node(s, &[])),
         });
         Ok(VariantSinkNode {
             config: Some(sink.config().try_into()?),
@@ -787,7 +793,7 @@ impl VariantPhysicalCodec {
                         InferenceRule::parse(&auto.rule)?
                     },
                 },
-                whole_input: auto.whole_input.as_ref().map(sample_from_node),
+                sample: auto.sample.as_ref().map(sample_from_node),
             });
         }
         Ok(Arc::new(DataSinkExec::new(

@@ -1,18 +1,25 @@
-//! Automatic shredding of a sorted write, inferred from the whole input.
+//! Automatic shredding inferred from a sample of a write's input, taken before the sink.
 //!
-//! A write infers each file's shredding from the first rows it receives. Sorted input makes
-//! those rows all alike (`ORDER BY kind` puts every `account` event first), and the paths of
-//! the rest go unshredded. A sort, though, reads its whole input before it gives a row: a
-//! [`SampleExec`] placed under the sort sees every row before the sink sees the first, and keeps
-//! a sample of them, which the sink infers from instead.
+//! A file's first rows make a poor sample when the input is sorted (`ORDER BY kind` puts every
+//! `account` event first, and the paths of the rest go unshredded) and a changing one when it is
+//! not (the sink receives its input's partitions interleaved as they come). So a [`SampleExec`]
+//! in the plan keeps a sample of the rows on their way to the sink, which the sink infers from:
+//!
+//! - **under a sort** ([`SampleOf::WholeInput`]): a sort reads its whole input before it gives a
+//!   row, so the sampler has seen every row before the sink sees the first;
+//! - **otherwise** ([`SampleOf::PartitionHeads`]): the sampler sits as low as it can over the
+//!   input's partitions and takes the first rows of each (an equal share of the bounds); the
+//!   sink waits for every partition's share, holding what arrives meanwhile in the memory pool.
+//!   Each partition's order is fixed (files, byte ranges, one stream's round robin), so the same
+//!   input gives the same sample whatever order the partitions' rows arrive in.
 //!
 //! The sample is the rows whose hash (of their variant bytes) is smallest, at most the
 //! session's `shred_sample_rows` rows and `shred_sample_bytes` bytes: the same rows give the
-//! same sample, and so the same shredding, whatever order they arrive in, and an unsorted write
-//! of a shuffled copy samples alike rows in the same proportions. The sink uses it only when
-//! every partition of the sampled input has ended by the time its first row arrives (a sort in
-//! between guarantees that); otherwise, as when an optimizer removed the sort, it samples the
-//! first rows as before.
+//! same sample, and so the same shredding, whatever order they arrive in. Where the sink cannot
+//! use it (the sampler runs in another process, or an optimizer removed the sort, or the heads
+//! take more than `shred_sample_bytes` to come), it samples its first rows as before; so does
+//! each file of an unsorted partitioned write (`PARTITIONED BY`), whose rows are of one
+//! partition value, unlike a sample of the whole write's.
 use std::collections::hash_map::RandomState;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
@@ -67,7 +74,8 @@ impl SampledRow {
 struct SampleState {
     rows: BinaryHeap<SampledRow>,
     bytes: usize,
-    /// The sampled input's partitions, and how many have ended.
+    /// The sampled input's partitions (0 until one runs in this process), and how many are
+    /// done: ended, or (heads) past their share.
     partitions: usize,
     ended: usize,
     /// Whether an input column could not be read as unshredded variants.
@@ -76,47 +84,63 @@ struct SampleState {
     reservation: Option<MemoryReservation>,
 }
 
-/// The shared sample of a write's whole input (see the module).
-pub struct WholeInputSample {
+/// What a [`SampleExec`] samples of its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleOf {
+    /// Every row (the sampler lies under a sort).
+    WholeInput,
+    /// The first rows of each partition, an equal share of the bounds each.
+    PartitionHeads,
+}
+
+/// The shared sample of a write's input (see the module).
+pub struct InputSample {
     id: u64,
     /// How many columns are sampled (the sink's automatic columns, one for one).
     width: usize,
     max_rows: usize,
     max_bytes: usize,
+    of: SampleOf,
     state: Mutex<SampleState>,
 }
 
-impl fmt::Debug for WholeInputSample {
+impl fmt::Debug for InputSample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "WholeInputSample({}, {} columns)", self.id, self.width)
+        write!(f, "InputSample({}, {} columns)", self.id, self.width)
     }
 }
 
 /// The samples of this process by id, so that a plan decoded here joins its sampler and its
 /// sink again (in another process the sink finds no finished sample and samples its first rows).
-static SAMPLES: LazyLock<Mutex<HashMap<u64, Weak<WholeInputSample>>>> =
-    LazyLock::new(Default::default);
+static SAMPLES: LazyLock<Mutex<HashMap<u64, Weak<InputSample>>>> = LazyLock::new(Default::default);
 
-impl WholeInputSample {
+impl InputSample {
     /// A new sample of `width` columns, bounded by `max_rows` and `max_bytes`.
-    pub fn new(width: usize, max_rows: usize, max_bytes: usize) -> Arc<Self> {
+    pub fn new(width: usize, max_rows: usize, max_bytes: usize, of: SampleOf) -> Arc<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let id = RandomState::new().hash_one(NEXT.fetch_add(1, Ordering::Relaxed));
-        Self::registered(id, width, max_rows, max_bytes)
+        Self::registered(id, width, max_rows, max_bytes, of)
     }
 
     /// The sample `id` of this process, or a new one under that id.
-    pub fn registered(id: u64, width: usize, max_rows: usize, max_bytes: usize) -> Arc<Self> {
+    pub fn registered(
+        id: u64,
+        width: usize,
+        max_rows: usize,
+        max_bytes: usize,
+        of: SampleOf,
+    ) -> Arc<Self> {
         let mut samples = SAMPLES.lock().unwrap_or_else(|e| e.into_inner());
         samples.retain(|_, sample| sample.strong_count() > 0);
         if let Some(sample) = samples.get(&id).and_then(Weak::upgrade) {
             return sample;
         }
-        let sample = Arc::new(WholeInputSample {
+        let sample = Arc::new(InputSample {
             id,
             width,
             max_rows: max_rows.max(1),
             max_bytes: max_bytes.max(1),
+            of,
             state: Mutex::new(SampleState::default()),
         });
         samples.insert(id, Arc::downgrade(&sample));
@@ -138,12 +162,24 @@ impl WholeInputSample {
         (self.max_rows, self.max_bytes)
     }
 
+    /// What it samples.
+    pub fn of(&self) -> SampleOf {
+        self.of
+    }
+
+    /// Whether its sampler runs in this process (once the sink has received a row, every
+    /// partition of a sampler here has started).
+    pub fn runs_here(&self) -> bool {
+        self.state().partitions > 0
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, SampleState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The sampled rows of each column, as variant arrays in hash order, once every partition
-    /// of the input has ended; None before (or when a column could not be sampled).
+    /// of the input is done (ended, or past its head); None before (or when a column could not
+    /// be sampled).
     pub fn finished(&self) -> Result<Option<Vec<ArrayRef>>> {
         let state = self.state();
         if state.unusable || state.partitions == 0 || state.ended < state.partitions {
@@ -164,9 +200,10 @@ impl WholeInputSample {
         Ok(Some(arrays))
     }
 
-    /// Adds the rows of `batch` (its `indices` columns) that belong to the sample; fails when
-    /// the memory pool cannot hold the sample.
-    fn add(&self, batch: &RecordBatch, indices: &[usize]) -> Result<()> {
+    /// Adds the rows of `batch` (its `indices` columns) that belong to the sample, of its first
+    /// rows only those within `share` (what is left of a partition's head, which they use up);
+    /// fails when the memory pool cannot hold the sample.
+    fn add(&self, batch: &RecordBatch, indices: &[usize], share: Option<&mut Share>) -> Result<()> {
         let columns: Option<Vec<VariantRows<'_>>> = indices
             .iter()
             .map(|&i| VariantRows::borrowed(batch.column(i)))
@@ -175,7 +212,22 @@ impl WholeInputSample {
             self.state().unusable = true;
             return Ok(());
         };
-        let hashes: Vec<u64> = (0..batch.num_rows())
+        let rows = match share {
+            None => batch.num_rows(),
+            Some(share) => {
+                let mut rows = 0;
+                while rows < batch.num_rows() && !share.used_up() {
+                    let size: usize = (columns.iter())
+                        .filter_map(|c| c.bytes(rows).map(|(m, v)| m.len() + v.len()))
+                        .sum();
+                    share.rows -= 1;
+                    share.bytes = share.bytes.saturating_sub(size.max(1));
+                    rows += 1;
+                }
+                rows
+            }
+        };
+        let hashes: Vec<u64> = (0..rows)
             .map(|row| {
                 let mut h = Hasher::default();
                 for column in &columns {
@@ -220,6 +272,19 @@ impl WholeInputSample {
     }
 }
 
+/// What is left of a partition's head (its share of the sample's bounds).
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    rows: usize,
+    bytes: usize,
+}
+
+impl Share {
+    fn used_up(&self) -> bool {
+        self.rows == 0 || self.bytes == 0
+    }
+}
+
 /// A fast hash of bytes, the same in every process (8 bytes at a time, mixed as wyhash mixes).
 #[derive(Default)]
 struct Hasher(u64);
@@ -249,11 +314,11 @@ impl Hasher {
     }
 }
 
-/// Passes its input on unchanged, adding its rows to a [`WholeInputSample`].
+/// Passes its input on unchanged, adding its rows to a [`InputSample`].
 #[derive(Debug)]
 pub struct SampleExec {
     input: Arc<dyn ExecutionPlan>,
-    sample: Arc<WholeInputSample>,
+    sample: Arc<InputSample>,
     /// The sampled columns' names and indexes in the input.
     names: Vec<String>,
     indices: Vec<usize>,
@@ -263,7 +328,7 @@ impl SampleExec {
     /// Samples the columns `names` of `input` into `sample`; None when one is missing.
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
-        sample: Arc<WholeInputSample>,
+        sample: Arc<InputSample>,
         names: Vec<String>,
     ) -> Option<Self> {
         let schema = input.schema();
@@ -285,7 +350,7 @@ impl SampleExec {
     }
 
     /// The sample it adds to.
-    pub fn sample(&self) -> &Arc<WholeInputSample> {
+    pub fn sample(&self) -> &Arc<InputSample> {
         &self.sample
     }
 
@@ -297,7 +362,15 @@ impl SampleExec {
 
 impl DisplayAs for SampleExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "VariantSampleExec: columns=[{}]", self.names.join(", "))
+        let of = match self.sample.of {
+            SampleOf::WholeInput => "whole input",
+            SampleOf::PartitionHeads => "partition heads",
+        };
+        write!(
+            f,
+            "VariantSampleExec: columns=[{}], of={of}",
+            self.names.join(", ")
+        )
     }
 }
 
@@ -362,29 +435,47 @@ impl ExecutionPlan for SampleExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        let partitions = self.input.output_partitioning().partition_count();
         {
             let mut state = self.sample.state();
-            state.partitions = self.input.output_partitioning().partition_count();
+            state.partitions = partitions;
             if state.reservation.is_none() {
                 state.reservation =
                     Some(MemoryConsumer::new("VariantSampleExec").register(context.memory_pool()));
             }
         }
+        let share = (self.sample.of == SampleOf::PartitionHeads).then(|| Share {
+            rows: self.sample.max_rows.div_ceil(partitions.max(1)),
+            bytes: self.sample.max_bytes.div_ceil(partitions.max(1)),
+        });
         let input = self.input.execute(partition, context)?;
         Ok(Box::pin(SampleStream {
             input,
             sample: Arc::clone(&self.sample),
             indices: self.indices.clone(),
-            ended: false,
+            share,
+            done: false,
         }))
     }
 }
 
 struct SampleStream {
     input: SendableRecordBatchStream,
-    sample: Arc<WholeInputSample>,
+    sample: Arc<InputSample>,
     indices: Vec<usize>,
-    ended: bool,
+    /// What is left of the partition's head (heads only).
+    share: Option<Share>,
+    /// Whether the partition is done (ended, or past its head).
+    done: bool,
+}
+
+impl SampleStream {
+    fn finish(&mut self) {
+        if !self.done {
+            self.done = true;
+            self.sample.state().ended += 1;
+        }
+    }
 }
 
 impl Stream for SampleStream {
@@ -393,15 +484,16 @@ impl Stream for SampleStream {
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let next = self.input.as_mut().poll_next(cx);
         match &next {
-            Poll::Ready(Some(Ok(batch))) => {
-                if let Err(e) = self.sample.add(batch, &self.indices) {
+            Poll::Ready(Some(Ok(batch))) if !self.done => {
+                let this = &mut *self;
+                if let Err(e) = this.sample.add(batch, &this.indices, this.share.as_mut()) {
                     return Poll::Ready(Some(Err(e)));
                 }
+                if self.share.is_some_and(|share| share.used_up()) {
+                    self.finish();
+                }
             }
-            Poll::Ready(None) if !self.ended => {
-                self.ended = true;
-                self.sample.state().ended += 1;
-            }
+            Poll::Ready(None) => self.finish(),
             _ => {}
         }
         next
@@ -415,34 +507,45 @@ impl RecordBatchStream for SampleStream {
 }
 
 /// A write's input, and the sample taken of it (if any).
-pub type SampledInput = (Arc<dyn ExecutionPlan>, Option<Arc<WholeInputSample>>);
+pub type SampledInput = (Arc<dyn ExecutionPlan>, Option<Arc<InputSample>>);
 
-/// `input` (a write's input) with a [`SampleExec`] of the columns `columns` under its sort,
-/// and the sample; `input` unchanged and None when no sort reads the whole input before the
-/// sink (only projections that keep the columns, merges and repartitions lie above it). The
-/// physical optimizer may move the sort; [`SampleUnderSort`] puts the sample back under it.
-pub fn sample_under_sort(
+/// `input` (a write's input) with a [`SampleExec`] of the columns `columns`, and the sample:
+/// under its sort where a sort reads the whole input before the sink (only projections that
+/// keep the columns, merges and repartitions lie above it), else over its partitions, below the
+/// merges, repartitions and projections that keep the columns, when `heads`. `input` unchanged
+/// and None when there are no columns, or they are not found. The physical optimizer may move
+/// the sort; [`SampleUnderSort`] puts the sample back under it.
+pub fn sample_input(
     input: Arc<dyn ExecutionPlan>,
     columns: Vec<String>,
     max_rows: usize,
     max_bytes: usize,
+    heads: bool,
 ) -> Result<SampledInput> {
     if columns.is_empty() {
         return Ok((input, None));
     }
-    let sample = WholeInputSample::new(columns.len(), max_rows, max_bytes);
-    match place(&input, columns, &sample)? {
-        Some(plan) => Ok((plan, Some(sample))),
-        None => Ok((input, None)),
+    let modes: &[SampleOf] = if heads {
+        &[SampleOf::WholeInput, SampleOf::PartitionHeads]
+    } else {
+        &[SampleOf::WholeInput]
+    };
+    for &of in modes {
+        let sample = InputSample::new(columns.len(), max_rows, max_bytes, of);
+        if let Some(plan) = place(&input, columns.clone(), &sample)? {
+            return Ok((plan, Some(sample)));
+        }
     }
+    Ok((input, None))
 }
 
-/// `plan` with a sampler of `columns` into `sample` placed under the first sort below it,
-/// through nodes that keep the columns; None when there is none.
+/// `plan` with a sampler of `columns` into `sample` placed, through nodes that keep the
+/// columns: under the first sort below it (whole input; None when there is none), or over the
+/// first node that is none of those (heads).
 fn place(
     plan: &Arc<dyn ExecutionPlan>,
     columns: Vec<String>,
-    sample: &Arc<WholeInputSample>,
+    sample: &Arc<InputSample>,
 ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
     let rebuild = |plan: &Arc<dyn ExecutionPlan>, child: Arc<dyn ExecutionPlan>| {
         Arc::clone(plan).replace_children(
@@ -450,7 +553,14 @@ fn place(
             ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
         )
     };
-    if plan.downcast_ref::<SortExec>().is_some() {
+    // (heads: a sampler over `plan` itself)
+    let here = |columns: Vec<String>| -> Option<Arc<dyn ExecutionPlan>> {
+        (sample.of == SampleOf::PartitionHeads)
+            .then(|| SampleExec::try_new(Arc::clone(plan), Arc::clone(sample), columns))
+            .flatten()
+            .map(|exec| Arc::new(exec) as _)
+    };
+    if sample.of == SampleOf::WholeInput && plan.downcast_ref::<SortExec>().is_some() {
         let child = Arc::clone(plan.children()[0]);
         let Some(sampler) = SampleExec::try_new(child, Arc::clone(sample), columns) else {
             return Ok(None);
@@ -475,21 +585,21 @@ fn place(
             .collect::<Option<Vec<_>>>();
         match renamed {
             Some(renamed) => renamed,
-            None => return Ok(None),
+            None => return Ok(here(columns)),
         }
     } else if plan.downcast_ref::<CoalescePartitionsExec>().is_some()
         || plan.downcast_ref::<SortPreservingMergeExec>().is_some()
         || plan.downcast_ref::<RepartitionExec>().is_some()
         || plan.downcast_ref::<SampleExec>().is_some()
     {
-        columns
+        columns.clone()
     } else {
-        return Ok(None);
+        return Ok(here(columns));
     };
     let child = Arc::clone(plan.children()[0]);
     match place(&child, below, sample)? {
         Some(child) => Ok(Some(rebuild(plan, child)?)),
-        None => Ok(None),
+        None => Ok(here(columns)),
     }
 }
 
@@ -509,7 +619,9 @@ impl PhysicalOptimizerRule for SampleUnderSort {
             let Some(sampler) = node.downcast_ref::<SampleExec>() else {
                 return Ok(Transformed::no(node));
             };
-            if sampler.input.downcast_ref::<SortExec>().is_none() {
+            if sampler.sample.of != SampleOf::WholeInput
+                || sampler.input.downcast_ref::<SortExec>().is_none()
+            {
                 return Ok(Transformed::no(node));
             }
             let moved = place(&sampler.input, sampler.names.clone(), &sampler.sample)?;
