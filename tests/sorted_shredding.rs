@@ -156,6 +156,36 @@ async fn an_unsorted_copy_samples_every_partitions_first_rows() {
     }
 }
 
+/// Waiting for the slow partition's first rows holds what the fast one sends meanwhile in the
+/// memory pool; where the pool cannot hold it, the sink stops waiting and infers from its first
+/// rows (all `a` here) rather than fail: 400,000 rows (about 20 MB) under a pool of 8 MiB.
+#[tokio::test]
+async fn waiting_for_a_slow_partition_stays_within_the_pool() {
+    let dir = scratch("pool");
+    let pool = datafusion::execution::memory_pool::GreedyMemoryPool::new(8 << 20);
+    let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_memory_pool(std::sync::Arc::new(pool))
+        .build_arc()
+        .unwrap();
+    let state = register_all_with_state(
+        datafusion::execution::SessionStateBuilder::new()
+            .with_config(SessionConfig::new().with_target_partitions(2))
+            .with_runtime_env(runtime)
+            .with_default_features(),
+    )
+    .build();
+    let ctx = SessionContext::new_with_state(state);
+    let path = dir.join("limited.parquet");
+    let copy = format!(
+        "COPY (SELECT parse_json('{{\"a\":' || i || '}}') AS v FROM generate_series(1, 400000) t(i) \
+         UNION ALL SELECT parse_json('{{\"b\":\"' || i || '\"}}') AS v \
+         FROM generate_series(1, 3000000) t(i) WHERE i > 2990000) TO '{}' STORED AS PARQUET",
+        path.display()
+    );
+    ctx.sql(&copy).await.unwrap().collect().await.unwrap();
+    assert_eq!(shredded_fields(&written_type(&path)), ["a"]);
+}
+
 /// A partitioned write (`PARTITIONED BY`) takes no such sample: each file holds the rows of one
 /// partition value, which its own first rows describe.
 #[tokio::test]

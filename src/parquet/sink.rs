@@ -22,7 +22,7 @@ use datafusion::datasource::file_format::file_compression_type::FileCompressionT
 use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
 use datafusion::datasource::sink::DataSink;
 use datafusion::execution::TaskContext;
-use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryLimit, MemoryReservation};
 use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::Path;
 use datafusion::physical_expr::expressions::Column;
@@ -195,6 +195,10 @@ impl FileSink for VariantParquetSink {
                 .options()
                 .execution
                 .objectstore_writer_buffer_size,
+            awaits_at_most: match context.memory_pool().memory_limit() {
+                MemoryLimit::Finite(limit) => limit / 4,
+                _ => usize::MAX,
+            },
         });
         let mut tasks: JoinSet<Result<u64>> = JoinSet::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
@@ -259,6 +263,10 @@ struct FileSetup {
     /// The bytes an object-store writer buffers before it uploads
     /// (`objectstore_writer_buffer_size`): a file smaller than that is held whole until closed.
     store_buffer: usize,
+    /// The bytes of batches a file holds at most while it waits for each input partition's
+    /// first rows to be sampled (besides the sample's own bound): a quarter of the memory
+    /// pool's limit, so that the pipeline keeps room to write them once it stops waiting.
+    awaits_at_most: usize,
 }
 
 impl FileSetup {
@@ -277,7 +285,8 @@ impl FileSetup {
         // the first rows, to infer the shredding of the automatic columns from, or (once the
         // first has come) the sample taken before the sink when it is finished: at once when a
         // sort has finished it, else once every partition's head has passed, the batches that
-        // arrive meanwhile held here (up to the sample's bytes, past which the first rows do)
+        // arrive meanwhile held here (up to the sample's bytes and a quarter of the pool, or
+        // what the pool can hold, past which the first rows do)
         let mut sample = vec![];
         let mut sampled = None;
         if let Some(auto) = &self.auto {
@@ -285,7 +294,7 @@ impl FileSetup {
             let (mut rows, mut bytes, mut held) = (0, 0, 0);
             loop {
                 let first_rows_enough = rows >= auto.sample_rows || bytes >= auto.sample_bytes;
-                let await_heads = (rows > 0 && held < auto.sample_bytes)
+                let await_heads = (rows > 0 && held < auto.sample_bytes.min(self.awaits_at_most))
                     && heads.is_some_and(|heads| heads.runs_here());
                 if first_rows_enough && !await_heads {
                     break;
@@ -294,7 +303,15 @@ impl FileSetup {
                     break;
                 };
                 let size = batch.get_array_memory_size();
-                reservation.try_grow(size)?;
+                let mut pool_full = false;
+                if let Err(e) = reservation.try_grow(size) {
+                    // (waiting for the heads is no reason to fail: the first rows are there)
+                    if !first_rows_enough {
+                        return Err(e);
+                    }
+                    reservation.grow(size);
+                    pool_full = true;
+                }
                 held += size;
                 rows += batch.num_rows();
                 bytes += auto
@@ -307,6 +324,9 @@ impl FileSetup {
                     && let Some(arrays) = taken.finished()?
                 {
                     sampled = Some(arrays);
+                    break;
+                }
+                if pool_full {
                     break;
                 }
             }
