@@ -198,6 +198,17 @@ async fn a_split_file_reads_every_line_once_and_names_lines_from_the_file_start(
         plan.contains("file_type=json_variant, mode=FAILFAST"),
         "{plan}"
     );
+    // the tree's box shows each option on a line of its own
+    let tree = sql_strings(
+        &ctx,
+        &format!("EXPLAIN FORMAT TREE SELECT count(*) FROM read_json_variant('{location}')"),
+    )
+    .await
+    .join("\n");
+    assert!(
+        (tree.lines()).any(|l| l.contains("mode: FAILFAST") && !l.contains("files")),
+        "{tree}"
+    );
     let rows = sql_strings(
         &ctx,
         &format!("SELECT count(*) FROM read_json_variant('{location}')"),

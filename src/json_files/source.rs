@@ -135,8 +135,14 @@ impl FileSource for VariantJsonSource {
         "json_variant"
     }
 
-    fn fmt_extra(&self, _t: DisplayFormatType, f: &mut Formatter) -> fmt::Result {
-        write!(f, ", {}", self.options)
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut Formatter) -> fmt::Result {
+        match t {
+            DisplayFormatType::TreeRender => {
+                // (one `key=value` line each, as the tree's box shows them)
+                writeln!(f, "{}", self.options.to_string().replace(", ", "\n"))
+            }
+            _ => write!(f, ", {}", self.options),
+        }
     }
 
     fn supports_repartitioning(&self) -> bool {
