@@ -415,7 +415,9 @@ fn row_group_rows(path: &std::path::Path) -> Vec<i64> {
 }
 
 /// Files with variant columns are written in row groups of 128 Ki rows (DataFusion's default is
-/// a million), unless `max_row_group_size` says otherwise; files without keep DataFusion's.
+/// a million) and compressed with zstd's first level (DataFusion's default is level 3), unless
+/// `max_row_group_size` or `compression` say otherwise; files without keep DataFusion's. (The
+/// footer names the codec, not its level: the file is the one `zstd(1)` writes, byte for byte.)
 #[tokio::test]
 async fn variant_files_have_row_groups_of_128_ki_rows() {
     let dir = scratch("row_groups");
@@ -440,6 +442,16 @@ async fn variant_files_have_row_groups_of_128_ki_rows() {
             " OPTIONS ('format.max_row_group_size' '200000')",
         ),
         copy("plain.parquet", "SELECT value", ""),
+        copy(
+            "level_1.parquet",
+            variants,
+            " OPTIONS ('format.compression' 'zstd(1)')",
+        ),
+        copy(
+            "level_9.parquet",
+            variants,
+            " OPTIONS ('format.compression' 'zstd(9)')",
+        ),
     ] {
         ctx.sql(&sql).await.unwrap().collect().await.unwrap();
     }
@@ -451,6 +463,9 @@ async fn variant_files_have_row_groups_of_128_ki_rows() {
         vec![200000, 100000]
     );
     assert_eq!(row_group_rows(&dir.join("plain.parquet")), vec![300000]);
+    let bytes = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    assert!(bytes("auto.parquet") == bytes("level_1.parquet"));
+    assert!(bytes("auto.parquet") != bytes("level_9.parquet"));
 }
 
 /// A write keeps its input's order in the file: batches are shredded by tasks of their own,
