@@ -533,3 +533,46 @@ fn colon_paths_bind_as_in_spark() {
     assert!(stdout.contains("x\n11\n"), "{stdout}\n{stderr}");
     assert!(stdout.contains("y\n6\n"), "{stdout}\n{stderr}");
 }
+
+/// JSON files in from the command line: `read_json_variant` over a gzipped file, the
+/// `JSON_VARIANT` table over the same lines uncompressed, and one sorted COPY of it into Parquet,
+/// read back (4 events; blank and whitespace-only lines are no documents).
+#[test]
+fn json_files_come_in_from_the_command_line() {
+    let dir = scratch("json-in");
+    let by_kind = "SELECT v:kind::string AS kind, count(*) AS n FROM {} GROUP BY 1 ORDER BY 1";
+    let gz = "read_json_variant('sqllogictests/data/json/events.ndjson.gz')";
+    let out = ok(&[
+        "--no-sample",
+        "--format",
+        "csv",
+        "-c",
+        &by_kind.replace("{}", gz),
+    ]);
+    assert_eq!(out, "kind,n\naccount,1\ncommit,2\nidentity,1\n");
+    let parquet = dir.join("events.parquet");
+    let out = ok(&[
+        "--no-sample",
+        "--format",
+        "csv",
+        "-c",
+        "CREATE EXTERNAL TABLE logs STORED AS JSON_VARIANT \
+         LOCATION 'sqllogictests/data/json/events.ndjson'",
+        "-c",
+        &format!(
+            "COPY (SELECT v FROM logs ORDER BY v:did::string DESC) TO '{}' STORED AS PARQUET",
+            parquet.display()
+        ),
+        "-c",
+        &format!(
+            "CREATE EXTERNAL TABLE events STORED AS PARQUET LOCATION '{}'",
+            parquet.display()
+        ),
+        "-c",
+        "SELECT v:did::string AS did, v:kind::string AS kind FROM events",
+    ]);
+    assert_eq!(
+        out,
+        "count\n4\ndid,kind\nd,account\nc,commit\nb,identity\na,commit\n"
+    );
+}
