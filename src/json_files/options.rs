@@ -199,16 +199,24 @@ impl JsonReadOptions {
     }
 }
 
-impl fmt::Display for JsonReadOptions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl JsonReadOptions {
+    /// Writes the options a plan shows (`mode=..`, then `multiLine`, `compression` where set),
+    /// `separator` between them.
+    pub fn write_separated(&self, f: &mut fmt::Formatter<'_>, separator: &str) -> fmt::Result {
         write!(f, "mode={}", self.mode.name())?;
         if self.multi_line {
-            write!(f, ", multiLine=true")?;
+            write!(f, "{separator}multiLine=true")?;
         }
         if let Some(c) = &self.compression {
-            write!(f, ", compression={}", compression_name(c))?;
+            write!(f, "{separator}compression={}", compression_name(c))?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for JsonReadOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_separated(f, ", ")
     }
 }
 

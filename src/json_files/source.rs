@@ -139,7 +139,8 @@ impl FileSource for VariantJsonSource {
         match t {
             DisplayFormatType::TreeRender => {
                 // (one `key=value` line each, as the tree's box shows them)
-                writeln!(f, "{}", self.options.to_string().replace(", ", "\n"))
+                self.options.write_separated(f, "\n")?;
+                writeln!(f)
             }
             _ => write!(f, ", {}", self.options),
         }

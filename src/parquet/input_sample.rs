@@ -77,7 +77,7 @@ struct SampleState {
     /// The sampled input's partitions (0 until one runs in this process), and how many are
     /// done: ended, or (heads) past their share.
     partitions: usize,
-    ended: usize,
+    done: usize,
     /// Whether an input column could not be read as unshredded variants.
     unusable: bool,
     /// The sampled rows' bytes, in the memory pool of the first partition that ran.
@@ -167,8 +167,8 @@ impl InputSample {
         self.of
     }
 
-    /// Whether its sampler runs in this process (once the sink has received a row, every
-    /// partition of a sampler here has started).
+    /// Whether its sampler runs in this process (once the sink has received a row: the
+    /// partition that gave it has started, and with it the count of partitions is known).
     pub fn runs_here(&self) -> bool {
         self.state().partitions > 0
     }
@@ -182,7 +182,7 @@ impl InputSample {
     /// be sampled).
     pub fn finished(&self) -> Result<Option<Vec<ArrayRef>>> {
         let state = self.state();
-        if state.unusable || state.partitions == 0 || state.ended < state.partitions {
+        if state.unusable || state.partitions == 0 || state.done < state.partitions {
             return Ok(None);
         }
         let rows = state.rows.clone().into_sorted_vec();
@@ -473,7 +473,7 @@ impl SampleStream {
     fn finish(&mut self) {
         if !self.done {
             self.done = true;
-            self.sample.state().ended += 1;
+            self.sample.state().done += 1;
         }
     }
 }

@@ -291,9 +291,11 @@ impl FileSetup {
         let mut sampled = None;
         if let Some(auto) = &self.auto {
             let heads = (auto.sample.as_ref()).filter(|s| s.of() == SampleOf::PartitionHeads);
-            let (mut rows, mut bytes, mut held) = (0, 0, 0);
+            let (mut rows, mut bytes) = (0, 0);
             loop {
                 let first_rows_enough = rows >= auto.sample_rows || bytes >= auto.sample_bytes;
+                // (what the file holds is what it has reserved so far)
+                let held = reservation.size();
                 let await_heads = (rows > 0 && held < auto.sample_bytes.min(self.awaits_at_most))
                     && heads.is_some_and(|heads| heads.runs_here());
                 if first_rows_enough && !await_heads {
@@ -312,7 +314,6 @@ impl FileSetup {
                     reservation.grow(size);
                     pool_full = true;
                 }
-                held += size;
                 rows += batch.num_rows();
                 bytes += auto
                     .columns
