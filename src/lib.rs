@@ -69,6 +69,7 @@ pub mod distributed;
 pub mod from_arrow;
 pub mod functions;
 pub mod json_files;
+pub mod listing;
 pub mod parquet;
 pub mod plan_codec;
 mod register;

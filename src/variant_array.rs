@@ -16,7 +16,46 @@ use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
 
-use crate::codec::{Variant, VariantBuilder};
+use crate::codec::{Variant, VariantBuilder, VariantError};
+
+/// Data that is not a valid variant: bytes that break the encoding, or a shredded column that
+/// breaks the shredding specification. The data is at fault, not the query, so a Parquet scan
+/// under `variant.ignore_corrupt_files` skips the file whose values raise it (errors of casts
+/// and other functions are the query's, and stop it).
+#[derive(Debug)]
+pub struct InvalidVariant(String);
+
+/// How [`InvalidVariant`] appears in an error's debug text: DataFusion's row filters pass their
+/// errors on only as that text.
+pub const INVALID_VARIANT_DEBUG: &str = "InvalidVariant(";
+
+impl std::fmt::Display for InvalidVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidVariant {}
+
+/// An [`InvalidVariant`] error saying `message`.
+pub fn invalid_variant(message: impl Into<String>) -> DataFusionError {
+    DataFusionError::External(Box::new(InvalidVariant(message.into())))
+}
+
+/// A codec error as a DataFusion error naming `function` (none where empty): bytes that are not
+/// a variant are [`InvalidVariant`], the rest (JSON text, limits) execution errors.
+pub fn codec_error(function: &str, e: VariantError) -> DataFusionError {
+    let message = if function.is_empty() {
+        e.to_string()
+    } else {
+        format!("{function}: {e}")
+    };
+    if e.is_invalid_bytes() {
+        invalid_variant(message)
+    } else {
+        DataFusionError::Execution(message)
+    }
+}
 
 /// The canonical Arrow extension name of variant columns.
 pub const VARIANT_EXTENSION_NAME: &str = "arrow.parquet.variant";
@@ -62,6 +101,37 @@ pub fn is_variant_field(field: &Field) -> bool {
 /// is lost by some operators, e.g. on list elements built by `array_agg`).
 pub fn is_variant_like(field: &Field) -> bool {
     is_variant_field(field) || has_variant_shape(field.data_type())
+}
+
+/// Whether a column declared in SQL as `declared` is the table's column `actual`: the same
+/// name, and a variant where it is one (by shape), text of any layout where it is text, else
+/// the same type. (`CREATE EXTERNAL TABLE` over a table whose columns are fixed or logged.)
+pub fn declared_as(declared: &Field, actual: &Field) -> bool {
+    let text =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    declared.name() == actual.name()
+        && if is_variant_like(actual) || is_variant_like(declared) {
+            is_variant_like(actual) && is_variant_like(declared)
+        } else if text(actual.data_type()) {
+            text(declared.data_type())
+        } else {
+            declared.data_type() == actual.data_type()
+        }
+}
+
+/// A table's columns as a declaration would give them: `v VARIANT, n Int64`.
+pub fn column_list<'a>(fields: impl IntoIterator<Item = &'a FieldRef>) -> String {
+    let columns: Vec<String> = fields
+        .into_iter()
+        .map(|f| {
+            if is_variant_like(f) {
+                format!("{} VARIANT", f.name())
+            } else {
+                format!("{} {}", f.name(), f.data_type())
+            }
+        })
+        .collect();
+    columns.join(", ")
 }
 
 /// True when `field` is a variant or a struct, list or map with a variant somewhere inside.
@@ -370,7 +440,7 @@ impl<'a> VariantRows<'a> {
             None => Ok(None),
             Some((m, v)) => Variant::try_new(m, v)
                 .map(Some)
-                .map_err(|e| DataFusionError::Execution(e.to_string())),
+                .map_err(|e| codec_error("", e)),
         }
     }
 }

@@ -183,9 +183,7 @@ pub enum TypedBuilder {
     },
 }
 
-pub(super) fn codec(function: &str, e: crate::codec::VariantError) -> DataFusionError {
-    DataFusionError::Execution(format!("{function}: {e}"))
-}
+pub(super) use crate::variant_array::codec_error as codec;
 
 impl TypedBuilder {
     /// A builder for `data_type` with room for `capacity` rows.

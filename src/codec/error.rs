@@ -49,6 +49,21 @@ impl fmt::Display for VariantError {
 
 impl std::error::Error for VariantError {}
 
+impl VariantError {
+    /// Whether the error says the bytes read are not a variant (the data is at fault, not the
+    /// query): bad bounds, offsets, UTF-8 or header bits, an unknown version or type id. JSON
+    /// text errors, duplicate keys (which building also reports) and the depth limit (ours) are
+    /// not.
+    pub fn is_invalid_bytes(&self) -> bool {
+        matches!(
+            self,
+            VariantError::Malformed(_)
+                | VariantError::UnsupportedVersion(_)
+                | VariantError::UnknownPrimitiveType(_)
+        )
+    }
+}
+
 /// Result with [`VariantError`].
 pub type Result<T, E = VariantError> = std::result::Result<T, E>;
 

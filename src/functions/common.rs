@@ -12,7 +12,7 @@ use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err, plan_er
 use datafusion::execution::memory_pool::{MemoryConsumer, MemoryPool};
 use datafusion::logical_expr::{ColumnarValue, DocSection, ReturnFieldArgs, ScalarFunctionArgs};
 
-use crate::codec::{SessionTimeZone, VariantError, VariantPath};
+use crate::codec::{SessionTimeZone, VariantPath};
 use crate::variant_array::{check_variant_arg, variant_field};
 
 /// The documentation section of every variant function.
@@ -22,10 +22,7 @@ pub const DOC_SECTION_VARIANT: DocSection = DocSection {
     description: Some("Functions over semi-structured VARIANT values (Spark 4 semantics)."),
 };
 
-/// Turns a codec error into an execution error that names the function.
-pub fn codec_error(function: &str, e: VariantError) -> DataFusionError {
-    DataFusionError::Execution(format!("{function}: {e}"))
-}
+pub use crate::variant_array::codec_error;
 
 /// `array` as a shredded variant column (one with `typed_value`), None for any other layout.
 pub fn shredded_column(array: &ArrayRef) -> Option<&StructArray> {

@@ -46,7 +46,9 @@ static DOC: LazyLock<Documentation> = LazyLock::new(|| {
     .build()
 });
 
-fn is_valid_variant_array(array: &ArrayRef) -> Result<ArrayRef> {
+/// Whether each row of the variant column `array` (any layout) is a valid variant, NULL for SQL
+/// NULL.
+pub fn is_valid_variant_array(array: &ArrayRef) -> Result<ArrayRef> {
     if let Some(shredded) = shredded_column(array) {
         // checked where the file holds each value, without reassembling it
         return shredded_validity(shredded);

@@ -24,6 +24,8 @@ use datafusion_datasource::file::FileSource;
 
 use super::options::JsonReadOptions;
 use super::source::VariantJsonSource;
+use crate::listing::data_files_only;
+use crate::variant_array::{column_list, declared_as};
 
 /// The name of the format in `STORED AS` (`CREATE EXTERNAL TABLE .. STORED AS JSON_VARIANT`).
 pub const JSON_VARIANT: &str = "JSON_VARIANT";
@@ -180,6 +182,8 @@ impl TableProvider for VariantJsonTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let listing = data_files_only(state, self.inner.table_paths());
+        let state = listing.as_ref().map_or(state, |s| s as &dyn Session);
         self.inner.scan(state, projection, filters, limit).await
     }
 
@@ -188,6 +192,8 @@ impl TableProvider for VariantJsonTable {
         state: &dyn Session,
         args: ScanArgs<'a>,
     ) -> Result<ScanResult> {
+        let listing = data_files_only(state, self.inner.table_paths());
+        let state = listing.as_ref().map_or(state, |s| s as &dyn Session);
         self.inner.scan_with_args(state, args).await
     }
 
@@ -218,21 +224,13 @@ impl TableProviderFactory for VariantJsonTableFactory {
             return not_impl_err!("{JSON_VARIANT} tables have no partition columns");
         }
         let expected = options.schema();
-        let declared: Vec<&str> = cmd
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
-        let names: Vec<&str> = expected
-            .fields()
-            .iter()
-            .map(|f| f.name().as_str())
-            .collect();
-        if !declared.is_empty() && declared != names {
+        let declared = cmd.schema.fields();
+        let same = declared.len() == expected.fields().len()
+            && (declared.iter().zip(expected.fields())).all(|(d, e)| declared_as(d, e));
+        if !declared.is_empty() && !same {
             return plan_err!(
                 "a {JSON_VARIANT} table's columns are ({}); declare none, or exactly those",
-                names.join(", ")
+                column_list(expected.fields())
             );
         }
         Ok(Arc::new(VariantJsonTable::try_new(

@@ -22,6 +22,11 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 
 use super::VariantConfig;
+use crate::functions::is_valid_variant::is_valid_variant_array;
+use crate::variant_array::{
+    INVALID_VARIANT_DEBUG, InvalidVariant, invalid_variant, is_variant_like,
+};
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::record_batch::RecordBatch;
 
 /// Which unreadable files a scan skips rather than fails on.
@@ -64,12 +69,14 @@ pub(crate) enum Unreadable {
     Corrupt,
 }
 
-/// What `error` says of its file: missing (an object store's or the OS's "not found" anywhere in
-/// its chain); neither when another object store error is in the chain (a permission, a
-/// network failure, throttling: the store's fault, not the file's); corrupt when its root is a
-/// Parquet, Arrow, I/O or execution error (decoding the file, or an expression evaluated inside
-/// the reader on its values); neither for the others (the memory pool's, an internal or a
-/// configuration error).
+/// What `error` says of its file. Missing: an object store's or the OS's "not found" anywhere
+/// in its chain. Corrupt: only where the file's bytes are at fault: its footer, a page header,
+/// decompression or decoding (the parquet crate's errors, and the reader's I/O errors of a short
+/// or invalid file), or values that are not valid variants ([`InvalidVariant`]). Neither for
+/// the rest: another object store error (a permission, a network failure, throttling: the
+/// store's fault), errors of expressions evaluated in the scan (casts, functions, filters),
+/// the memory pool's, a cancellation, an internal or a configuration error.
+///
 pub(crate) fn unreadable(error: &DataFusionError) -> Option<Unreadable> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
@@ -79,22 +86,48 @@ pub(crate) fn unreadable(error: &DataFusionError) -> Option<Unreadable> {
                 _ => None,
             };
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::NotFound
-        {
-            return Some(Unreadable::Missing);
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::NotFound => Some(Unreadable::Missing),
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidData => {
+                    Some(Unreadable::Corrupt)
+                }
+                _ => None,
+            };
+        }
+        if e.is::<InvalidVariant>() {
+            return Some(Unreadable::Corrupt);
         }
         source = e.source();
     }
-    match error.find_root() {
-        DataFusionError::ParquetError(_)
-        | DataFusionError::ArrowError(..)
-        | DataFusionError::IoError(_)
-        | DataFusionError::External(_)
-        | DataFusionError::Execution(_) => Some(Unreadable::Corrupt),
-        _ => None,
-    }
+    use datafusion::arrow::error::ArrowError;
+    use datafusion::parquet::errors::ParquetError;
+    let decoding = match error.find_root() {
+        // a row filter's error comes as its text (DataFusion's `Debug` of it) in the reader's
+        DataFusionError::ParquetError(e) => match e.as_ref() {
+            ParquetError::ArrowError(text) if text.contains(ROW_FILTER_ERROR) => {
+                return text
+                    .contains(INVALID_VARIANT_DEBUG)
+                    .then_some(Unreadable::Corrupt);
+            }
+            _ => true,
+        },
+        DataFusionError::ArrowError(e, _) => match e.as_ref() {
+            ArrowError::ParquetError(text) if text.contains(ROW_FILTER_ERROR) => {
+                return text
+                    .contains(INVALID_VARIANT_DEBUG)
+                    .then_some(Unreadable::Corrupt);
+            }
+            ArrowError::ParquetError(_) => true,
+            _ => false,
+        },
+        _ => false,
+    };
+    decoding.then_some(Unreadable::Corrupt)
 }
+
+/// How DataFusion's Parquet row filter words an error of its predicate.
+const ROW_FILTER_ERROR: &str = "Error evaluating filter predicate";
 
 /// The text errors from `file` are prefixed with.
 fn context(file: &str) -> String {
@@ -325,6 +358,12 @@ impl Morsel for TrackedMorsel {
         self.inner
             .into_stream()
             .scan((), move |(), item| {
+                // under `ignore_corrupt_files`, the variants read are checked here, where a value
+                // that is not one is still known to be this file's
+                let item = match item {
+                    Ok(batch) if tracker.skip.corrupt => check_variants(batch),
+                    other => other,
+                };
                 let item = match item {
                     _ if tracker.skipped() => None,
                     Ok(batch) => Some(Ok(batch)),
@@ -339,9 +378,30 @@ impl Morsel for TrackedMorsel {
     }
 }
 
+/// `batch`, or an [`InvalidVariant`] error naming the first of its variant columns (at the
+/// top level) with a value that is not a valid variant.
+fn check_variants(batch: RecordBatch) -> Result<RecordBatch> {
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if !is_variant_like(field) {
+            continue;
+        }
+        let valid = is_valid_variant_array(column)?;
+        if let Some(row) = (valid.as_boolean().iter()).position(|v| v == Some(false)) {
+            return Err(invalid_variant(format!(
+                "column {}: the value of row {row} of a batch is not a valid variant",
+                field.name()
+            )));
+        }
+    }
+    Ok(batch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use datafusion::arrow::error::ArrowError;
+    use datafusion::parquet::errors::ParquetError;
 
     #[test]
     fn says_what_an_error_makes_of_its_file() {
@@ -379,6 +439,39 @@ mod tests {
         assert_eq!(unreadable(&denied), None);
         let memory = DataFusionError::ResourcesExhausted("pool".into());
         assert_eq!(unreadable(&memory), None);
+        // decoding errors the reader passes on as Arrow errors
+        let decoding = DataFusionError::ArrowError(
+            Box::new(ArrowError::ParquetError("Corrupt page".into())),
+            None,
+        );
+        assert_eq!(unreadable(&decoding), Some(Unreadable::Corrupt));
+        // the query's own errors, evaluated in the scan: a cast, a function, a filter
+        let cast = DataFusionError::ArrowError(
+            Box::new(ArrowError::CastError("Cannot cast string 'x'".into())),
+            None,
+        );
+        assert_eq!(unreadable(&cast), None);
+        let function = DataFusionError::Execution("variant_get: cannot cast \"x\"".into());
+        assert_eq!(unreadable(&function), None);
+        let filter = |inner: DataFusionError| {
+            DataFusionError::ParquetError(Box::new(ParquetError::ArrowError(format!(
+                "Compute error: Error evaluating filter predicate: {inner:?}"
+            ))))
+        };
+        assert_eq!(unreadable(&filter(function)), None);
+        // values that are not variants are the file's, wherever they are read
+        let invalid = crate::variant_array::invalid_variant("to_json: malformed variant");
+        assert_eq!(
+            unreadable(&in_file("file:///a.parquet", invalid)),
+            Some(Unreadable::Corrupt)
+        );
+        let invalid = crate::variant_array::invalid_variant("to_json: malformed variant");
+        assert_eq!(unreadable(&filter(invalid)), Some(Unreadable::Corrupt));
+        // I/O: a short file is corrupt, a refused read is not
+        let short = DataFusionError::IoError(std::io::ErrorKind::UnexpectedEof.into());
+        assert_eq!(unreadable(&short), Some(Unreadable::Corrupt));
+        let refused = DataFusionError::IoError(std::io::ErrorKind::PermissionDenied.into());
+        assert_eq!(unreadable(&refused), None);
         assert_eq!(unreadable(&DataFusionError::Internal("bug".into())), None);
 
         let both = SkipFiles {

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{ScanArgs, ScanResult, Session, TableProvider, TableProviderFactory};
 use datafusion::common::{Constraints, Result, Statistics, plan_err};
-use datafusion::datasource::listing::ListingTable;
+use datafusion::datasource::listing::{ListingTable, ListingTableUrl};
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{
@@ -22,6 +22,7 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::VariantParquetFormat;
+use crate::listing::data_files_only;
 
 /// A `ListingTable` whose files are read (and written, by `INSERT`) through
 /// [`VariantParquetFormat`]; it behaves as the table it wraps, but code that looks for a
@@ -102,6 +103,8 @@ impl TableProvider for VariantParquetTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        let listing = data_files_only(state, self.inner.table_paths());
+        let state = listing.as_ref().map_or(state, |s| s as &dyn Session);
         self.inner.scan(state, projection, filters, limit).await
     }
 
@@ -110,6 +113,8 @@ impl TableProvider for VariantParquetTable {
         state: &dyn Session,
         args: ScanArgs<'a>,
     ) -> Result<ScanResult> {
+        let listing = data_files_only(state, self.inner.table_paths());
+        let state = listing.as_ref().map_or(state, |s| s as &dyn Session);
         self.inner.scan_with_args(state, args).await
     }
 
@@ -168,6 +173,12 @@ impl TableProviderFactory for VariantTableFactory {
         state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> Result<Arc<dyn TableProvider>> {
+        // the schema is inferred from the data files alone (see `crate::listing`)
+        let locations = (cmd.locations.iter())
+            .filter_map(|l| ListingTableUrl::parse(l).ok())
+            .collect::<Vec<_>>();
+        let listing = data_files_only(state, &locations);
+        let state = listing.as_ref().map_or(state, |s| s as &dyn Session);
         let table = self.inner.create(state, cmd).await?;
         Ok(VariantParquetTable::wrapped(table))
     }

@@ -8,8 +8,9 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::variant_array::invalid_variant;
 use datafusion::arrow::array::{Array, ArrayRef, StringArray, StructArray};
-use datafusion::common::{Result, exec_err};
+use datafusion::common::Result;
 
 use super::reassemble::{
     Bytes, FieldSizes, GroupPlan, Lists, ObjectField, Primitive, RowBuffers, ShreddedRows, Typed,
@@ -86,7 +87,9 @@ impl<'k> JsonWriter<'k, '_> {
                 self.object(row, fields, value, out, depth)
             })?,
             _ if value.is_some() => {
-                return exec_err!("Invalid variant, conflicting value and typed_value");
+                return Err(invalid_variant(
+                    "Invalid variant, conflicting value and typed_value",
+                ));
             }
             Typed::Primitive(p) => self.primitive(p, row.i, out)?,
             Typed::Array(lists, element) => self.array(row, lists, element, out, depth)?,
@@ -292,7 +295,9 @@ impl<'k> JsonWriter<'k, '_> {
         value: &[u8],
     ) -> Result<()> {
         if std::str::from_utf8(key).is_err() {
-            return exec_err!("invalid variant: an object key is not UTF-8");
+            return Err(invalid_variant(
+                "invalid variant: an object key is not UTF-8",
+            ));
         }
         write_json_bytes(out, key);
         out.push(b':');

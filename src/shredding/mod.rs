@@ -19,13 +19,14 @@ mod validity;
 
 use std::sync::Arc;
 
+use crate::variant_array::invalid_variant;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StructArray};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal32Type, Decimal64Type, Decimal128Type, Fields, Float32Type,
     Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, Time64MicrosecondType, TimeUnit,
     TimestampMicrosecondType, TimestampNanosecondType,
 };
-use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::common::{DataFusionError, Result};
 
 use crate::codec::{Metadata, Value, Variant, VariantBuilder};
 use crate::variant_array::{VariantArrayBuilder, VariantColumn};
@@ -60,7 +61,7 @@ pub use top_level::{TopLevel, for_each_top_level};
 pub use validity::shredded_validity;
 
 fn codec_err(e: crate::codec::VariantError) -> DataFusionError {
-    DataFusionError::Execution(e.to_string())
+    crate::variant_array::codec_error("", e)
 }
 
 /// Binary bytes of row `i` of a binary column of any layout, None when null.
@@ -72,7 +73,11 @@ fn binary_at(array: &ArrayRef, i: usize) -> Result<Option<&[u8]>> {
         DataType::Binary => array.as_binary::<i32>().value(i),
         DataType::LargeBinary => array.as_binary::<i64>().value(i),
         DataType::BinaryView => array.as_binary_view().value(i),
-        other => return exec_err!("shredded variant value must be binary, got {other}"),
+        other => {
+            return Err(invalid_variant(format!(
+                "shredded variant value must be binary, got {other}"
+            )));
+        }
     }))
 }
 
@@ -164,10 +169,10 @@ fn check_group(fields: &Fields, path: &str) -> Result<()> {
                     DataType::Binary | DataType::LargeBinary | DataType::BinaryView
                 ) =>
             {
-                return exec_err!(
+                return Err(invalid_variant(format!(
                     "shredded variant value{path} must be binary, got {}",
                     f.data_type()
-                );
+                )));
             }
             "typed_value" => check_typed(f.data_type(), path)?,
             _ => {}
@@ -207,23 +212,25 @@ fn check_typed(t: &DataType, path: &str) -> Result<()> {
         | DataType::LargeListView(f)
         | DataType::FixedSizeList(f, _) => match f.data_type() {
             DataType::Struct(fs) => check_group(fs, &format!("{path}[]")),
-            other => exec_err!(
+            other => Err(invalid_variant(format!(
                 "shredded array elements{path} must be groups of value/typed_value, got {other}"
-            ),
+            ))),
         },
         DataType::Struct(fields) => {
             for f in fields.iter() {
                 let DataType::Struct(fs) = f.data_type() else {
-                    return exec_err!(
+                    return Err(invalid_variant(format!(
                         "shredded object field `{}`{path} must be a group of value/typed_value",
                         f.name()
-                    );
+                    )));
                 };
                 check_group(fs, &format!("{path}.{}", f.name()))?;
             }
             Ok(())
         }
-        other => exec_err!("Unsupported shredded value type{path}: {other}"),
+        other => Err(invalid_variant(format!(
+            "Unsupported shredded value type{path}: {other}"
+        ))),
     }
 }
 
@@ -254,7 +261,9 @@ fn append_group(
             if let Some(s) = t.as_struct_opt() {
                 append_object(b, m, s, i, v, depth)?;
             } else if v.is_some() {
-                return exec_err!("Invalid variant, conflicting value and typed_value");
+                return Err(invalid_variant(
+                    "Invalid variant, conflicting value and typed_value",
+                ));
             } else {
                 append_typed(b, m, t, i, depth)?;
             }
@@ -277,10 +286,10 @@ fn append_object(
     };
     for (field, column) in fields.iter().zip(s.columns()) {
         let Some(fs) = column.as_struct_opt() else {
-            return exec_err!(
+            return Err(invalid_variant(format!(
                 "shredded object field `{}` must be a group of value/typed_value",
                 field.name()
-            );
+            )));
         };
         let g = Group::of(fs);
         if fs.is_valid(i) && g.present(i) {
@@ -304,9 +313,9 @@ fn append_object(
                 }
             }
             _ => {
-                return exec_err!(
-                    "invalid shredded variant: typed_value is an object but value is not an object"
-                );
+                return Err(invalid_variant(
+                    "invalid shredded variant: typed_value is an object but value is not an object",
+                ));
             }
         }
     }
@@ -418,14 +427,20 @@ fn append_typed(
             let n = *n as usize;
             list(b, m, l.values(), i * n, (i + 1) * n, depth)?
         }
-        other => return exec_err!("unsupported shredded variant type {other}"),
+        other => {
+            return Err(invalid_variant(format!(
+                "unsupported shredded variant type {other}"
+            )));
+        }
     }
     Ok(())
 }
 
 fn decimal(b: &mut VariantBuilder, unscaled: i128, precision: u8, scale: i8) -> Result<()> {
     if !(0..=38).contains(&scale) {
-        return exec_err!("shredded decimal scale {scale} is out of range");
+        return Err(invalid_variant(format!(
+            "shredded decimal scale {scale} is out of range"
+        )));
     }
     let scale = scale as u8;
     if precision <= 9 {
@@ -447,7 +462,9 @@ fn list(
     depth: usize,
 ) -> Result<()> {
     let Some(es) = elements.as_struct_opt() else {
-        return exec_err!("shredded array elements must be groups of value/typed_value");
+        return Err(invalid_variant(
+            "shredded array elements must be groups of value/typed_value",
+        ));
     };
     let g = Group::of(es);
     b.begin_array();

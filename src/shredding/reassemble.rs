@@ -12,6 +12,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::variant_array::invalid_variant;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal32Array,
     Decimal64Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Float64Array, Int8Array,
@@ -20,7 +21,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, TimeUnit};
-use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::common::Result;
 
 use super::{codec_err, stack_checked_every_few_levels};
 use crate::arrow_nested::grown_offset;
@@ -46,7 +47,11 @@ impl<'a> Bytes<'a> {
             DataType::Binary => Bytes::Binary(array.as_binary()),
             DataType::LargeBinary => Bytes::Large(array.as_binary()),
             DataType::BinaryView => Bytes::View(array.as_binary_view()),
-            other => return exec_err!("shredded variant value must be binary, got {other}"),
+            other => {
+                return Err(invalid_variant(format!(
+                    "shredded variant value must be binary, got {other}"
+                )));
+            }
         })
     }
 
@@ -103,9 +108,10 @@ pub(super) enum Primitive<'a> {
 
 /// The scale of a shredded decimal, checked.
 fn scale_of(s: i8) -> Result<u8> {
-    u8::try_from(s).ok().filter(|s| *s <= 38).ok_or_else(|| {
-        DataFusionError::Execution(format!("shredded decimal scale {s} is out of range"))
-    })
+    u8::try_from(s)
+        .ok()
+        .filter(|s| *s <= 38)
+        .ok_or_else(|| invalid_variant(format!("shredded decimal scale {s} is out of range")))
 }
 
 impl<'a> Primitive<'a> {
@@ -315,9 +321,9 @@ fn residual_view<'k>(meta: Metadata<'k>, residual: &'k [u8]) -> Result<ObjectVie
         .map_err(codec_err)?
     {
         Value::Object(obj) => Ok(obj),
-        _ => exec_err!(
-            "invalid shredded variant: typed_value is an object but value is not an object"
-        ),
+        _ => Err(invalid_variant(
+            "invalid shredded variant: typed_value is an object but value is not an object",
+        )),
     }
 }
 
@@ -390,7 +396,7 @@ impl<'a> ShreddedRows<'a> {
     pub(super) fn new(array: &'a StructArray) -> Result<Self> {
         super::check_group(array.fields(), "")?;
         let Some(metadata_column) = array.column_by_name("metadata") else {
-            return exec_err!("variant column has no metadata");
+            return Err(invalid_variant("variant column has no metadata"));
         };
         let metadata = Bytes::new(metadata_column)?;
         let plan = GroupPlan::new(array, 0, &mut 0)?;
@@ -507,7 +513,9 @@ impl<'a> Typed<'a> {
         let mut element = |values: &'a ArrayRef| -> Result<Box<GroupPlan<'a>>> {
             match values.as_struct_opt() {
                 Some(s) => Ok(Box::new(GroupPlan::new(s, depth + 1, slots)?)),
-                None => exec_err!("shredded array elements must be groups of value/typed_value"),
+                None => Err(invalid_variant(
+                    "shredded array elements must be groups of value/typed_value",
+                )),
             }
         };
         Ok(match array.data_type() {
@@ -516,10 +524,10 @@ impl<'a> Typed<'a> {
                 let mut out = Vec::with_capacity(fields.len());
                 for (field, column) in fields.iter().zip(s.columns()) {
                     let Some(group) = column.as_struct_opt() else {
-                        return exec_err!(
+                        return Err(invalid_variant(format!(
                             "shredded object field `{}` must be a group of value/typed_value",
                             field.name()
-                        );
+                        )));
                     };
                     let slot = *slots;
                     *slots += 1;
@@ -563,7 +571,11 @@ impl<'a> Typed<'a> {
                 let l = array.as_fixed_size_list();
                 Typed::Array(Lists::Fixed(*n as usize), element(l.values())?)
             }
-            other => return exec_err!("unsupported shredded variant type {other}"),
+            other => {
+                return Err(invalid_variant(format!(
+                    "unsupported shredded variant type {other}"
+                )));
+            }
         })
     }
 }
@@ -677,9 +689,9 @@ impl<'k> Writer<'k> {
             Typed::Object(fields) => stack_checked_every_few_levels(depth, || {
                 self.object(meta, fields, value, i, out, depth)
             }),
-            _ if value.is_some() => {
-                exec_err!("Invalid variant, conflicting value and typed_value")
-            }
+            _ if value.is_some() => Err(invalid_variant(
+                "Invalid variant, conflicting value and typed_value",
+            )),
             Typed::Primitive(p) => {
                 p.write(i, out);
                 Ok(Ok(Written::Value))
@@ -942,7 +954,7 @@ fn merge_entries(entries: &[Entry<'_>], split: usize, ids: &mut Vec<(u32, Range<
 /// name.
 pub(super) fn reassemble(array: &StructArray) -> Result<Option<StructArray>> {
     let Some(metadata_column) = array.column_by_name("metadata") else {
-        return exec_err!("variant column has no metadata");
+        return Err(invalid_variant("variant column has no metadata"));
     };
     let metadata = Bytes::new(metadata_column)?;
     let mut slots = 0;

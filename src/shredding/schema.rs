@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
+use crate::variant_array::invalid_variant;
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder, StructArray};
-use datafusion::common::{DataFusionError, Result, exec_err};
+use datafusion::common::Result;
 
 use super::codec_err;
 use super::reassemble::{GroupPlan, ShreddedRows, Typed, is_shredded, residual_object};
@@ -33,8 +34,8 @@ pub fn shredded_schemas(function: &str, array: &StructArray) -> Result<ArrayRef>
             out.append_null();
             continue;
         };
-        let meta = Metadata::try_new(m)
-            .map_err(|e| DataFusionError::Execution(format!("{function}: {e}")))?;
+        let meta =
+            Metadata::try_new(m).map_err(|e| crate::variant_array::codec_error(function, e))?;
         text.clear();
         // a missing top-level value reads as a variant null
         let written = if distinct_names {
@@ -167,7 +168,9 @@ fn group_schema(
             VariantSchema::Object(schema)
         }
         _ if value.is_some() => {
-            return exec_err!("Invalid variant, conflicting value and typed_value");
+            return Err(invalid_variant(
+                "Invalid variant, conflicting value and typed_value",
+            ));
         }
         Typed::Primitive(p) => {
             scalar.clear();

@@ -2,8 +2,9 @@
 //! deeper (`is_variant_null`, `variant_array_length`, `variant_object_keys`): what kind of value
 //! a row holds, an array's length and an object's keys, read from the shredded columns without
 //! reassembling the row. An object's keys come in the order the reassembled object stores them.
+use crate::variant_array::invalid_variant;
 use datafusion::arrow::array::{Array, StructArray};
-use datafusion::common::{Result, exec_err};
+use datafusion::common::Result;
 
 use super::codec_err;
 use super::reassemble::{ShreddedRows, Typed, is_shredded, residual_object};
@@ -68,7 +69,9 @@ pub fn for_each_top_level(
                 f(TopLevel::Object(&keys))?;
             }
             _ if value.is_some() => {
-                return exec_err!("Invalid variant, conflicting value and typed_value");
+                return Err(invalid_variant(
+                    "Invalid variant, conflicting value and typed_value",
+                ));
             }
             Typed::Primitive(_) => f(TopLevel::Primitive)?,
             Typed::Array(lists, _) => f(TopLevel::Array(lists.range(i).len()))?,

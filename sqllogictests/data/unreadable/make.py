@@ -6,6 +6,11 @@ good_0.parquet and good_1.parquet hold ids 1-100 and 101-200 with a variant v = 
 - truncated/truncated.parquet: its first half (no footer);
 - bad_page/bad_page.parquet: bytes 20-159 inverted, inside the first column chunk (the `id`
   column's dictionary page, at offset 4), so the footer reads but the page does not.
+Two more folders hold both good files and a file whose bytes are sound:
+- cast_error/text.parquet: ids 201-210 with v = {"n": "x<id>", "tag": "t<id % 7>"}, a valid
+  file whose `n` no integer cast takes (the query's error, never a corrupt file);
+- bad_variant/bad_variant.parquet: ids 201-203 whose v is not a variant (value byte 0xFC, an
+  unknown primitive type), written unshredded.
 """
 import os
 import shutil
@@ -15,12 +20,14 @@ import sys
 variant_sql = sys.argv[1] if len(sys.argv) > 1 else "../../../target/debug/variant-sql"
 
 
-def copy(first, last, name):
+def copy(first, last, name, n="id", v=None, settings=()):
+    v = v or f"parse_json('{{\"n\":' || {n} || ',\"tag\":\"t' || (id % 7) || '\"}}')"
     sql = (
-        "COPY (SELECT id, parse_json('{\"n\":' || id || ',\"tag\":\"t' || (id % 7) || '\"}') AS v "
+        f"COPY (SELECT id, {v} AS v "
         f"FROM generate_series({first}, {last}) AS s(id)) TO '{name}' STORED AS PARQUET"
     )
-    subprocess.run([variant_sql, "-q", "--no-sample", "-c", sql], check=True, capture_output=True)
+    commands = [arg for setting in settings for arg in ("-c", setting)] + ["-c", sql]
+    subprocess.run([variant_sql, "-q", "--no-sample", *commands], check=True, capture_output=True)
 
 
 copy(1, 100, "good_0.parquet")
@@ -35,5 +42,22 @@ for folder, name, data in [
         shutil.copy(g, os.path.join(folder, g))
     with open(os.path.join(folder, name), "wb") as f:
         f.write(data)
+for folder, name, first, last, kwargs in [
+    ("cast_error", "text.parquet", 201, 210, {"n": "'\"x' || id || '\"'"}),
+    (
+        "bad_variant",
+        "bad_variant.parquet",
+        201,
+        203,
+        {
+            "v": "named_struct('metadata', X'010000', 'value', X'FC')",
+            "settings": ["SET variant.shred_on_write = false"],
+        },
+    ),
+]:
+    os.makedirs(folder, exist_ok=True)
+    for g in ["good_0.parquet", "good_1.parquet"]:
+        shutil.copy(g, os.path.join(folder, g))
+    copy(first, last, os.path.join(folder, name), **kwargs)
 for g in ["good_0.parquet", "good_1.parquet"]:
     os.remove(g)
