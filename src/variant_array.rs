@@ -104,19 +104,38 @@ pub fn is_variant_like(field: &Field) -> bool {
 }
 
 /// Whether a column declared in SQL as `declared` is the table's column `actual`: the same
-/// name, and a variant where it is one (by shape), text of any layout where it is text, else
-/// the same type. (`CREATE EXTERNAL TABLE` over a table whose columns are fixed or logged.)
+/// name and the same type as [`declared_type_as`] compares them. (`CREATE EXTERNAL TABLE` over
+/// a table whose columns are fixed or logged.)
 pub fn declared_as(declared: &Field, actual: &Field) -> bool {
-    let text =
-        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
-    declared.name() == actual.name()
-        && if is_variant_like(actual) || is_variant_like(declared) {
-            is_variant_like(actual) && is_variant_like(declared)
-        } else if text(actual.data_type()) {
-            text(declared.data_type())
-        } else {
-            declared.data_type() == actual.data_type()
+    declared.name() == actual.name() && declared_type_as(declared, actual)
+}
+
+/// Whether the type of `declared` is that of `actual` as far as a declaration can say: a
+/// variant where it is one (by shape), text or bytes of any layout, a timestamp of any unit
+/// (with a time zone or without, as `actual`), lists of the same elements, structs and maps of
+/// the same fields, whatever Arrow names their inner fields; nullability aside.
+#[recursive::recursive]
+pub fn declared_type_as(declared: &Field, actual: &Field) -> bool {
+    use DataType::*;
+    if is_variant_like(actual) || is_variant_like(declared) {
+        return is_variant_like(actual) && is_variant_like(declared);
+    }
+    match (declared.data_type(), actual.data_type()) {
+        (Utf8 | LargeUtf8 | Utf8View, Utf8 | LargeUtf8 | Utf8View) => true,
+        (Binary | LargeBinary | BinaryView, Binary | LargeBinary | BinaryView) => true,
+        (Timestamp(_, a), Timestamp(_, b)) => a.is_some() == b.is_some(),
+        (List(a) | LargeList(a), List(b) | LargeList(b)) => declared_type_as(a, b),
+        (Struct(a), Struct(b)) => {
+            a.len() == b.len() && (a.iter().zip(b.iter())).all(|(a, b)| declared_as(a, b))
         }
+        (Map(a, _), Map(b, _)) => match (a.data_type(), b.data_type()) {
+            (Struct(a), Struct(b)) if a.len() == b.len() => {
+                (a.iter().zip(b.iter())).all(|(a, b)| declared_type_as(a, b))
+            }
+            _ => false,
+        },
+        (a, b) => a == b,
+    }
 }
 
 /// A table's columns as a declaration would give them: `v VARIANT, n Int64`.

@@ -622,3 +622,138 @@ async fn appends_to_a_column_mapped_table_write_physical_names() {
         assert_eq!(parquet_field_ids(&file).get(name), Some(&2), "{file:?}");
     }
 }
+
+/// An empty table in `dir` (version 0) with the Delta `schema` (JSON text), `configuration` and
+/// a protocol with variants, invariants and CHECK constraints.
+fn empty_table(dir: &Path, schema: serde_json::Value, configuration: serde_json::Value) {
+    let log = [
+        serde_json::json!({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+            "readerFeatures": ["variantType"],
+            "writerFeatures": ["variantType", "invariants", "checkConstraints"]}}),
+        serde_json::json!({"metaData": {"id": "rules", "format": {"provider": "parquet", "options": {}},
+            "schemaString": schema.to_string(), "partitionColumns": [],
+            "configuration": configuration, "createdTime": 0}}),
+    ];
+    std::fs::create_dir_all(dir.join("_delta_log")).unwrap();
+    let text: String = log.iter().map(|a| format!("{a}\n")).collect();
+    std::fs::write(dir.join("_delta_log/00000000000000000000.json"), text).unwrap();
+}
+
+/// The newest version of the table at `dir`, as deltalake-core reads its log.
+async fn version_of(dir: &Path) -> i64 {
+    let url = url::Url::from_directory_path(dir).unwrap();
+    let table = deltalake_core::open_table(url).await.unwrap();
+    table.version().unwrap() as i64
+}
+
+/// Appends check the rows against the table's rules: NOT NULL fields inside columns (where
+/// what holds them is not NULL), column invariants and CHECK constraints (false or NULL fails);
+/// a failing append commits nothing and leaves no file; a rule that cannot be planned refuses
+/// the append before anything is written.
+#[tokio::test]
+async fn appends_keep_the_tables_rules() {
+    let dir = common::scratch_dir("delta", "rules");
+    let schema = serde_json::json!({"type": "struct", "fields": [
+        {"name": "x", "type": "long", "nullable": true,
+         "metadata": {"delta.invariants": "{\"expression\": {\"expression\": \"x > 3\"}}"}},
+        {"name": "s", "type": {"type": "struct", "fields": [
+            {"name": "a", "type": "long", "nullable": false, "metadata": {}}]},
+         "nullable": true, "metadata": {}},
+        {"name": "v", "type": "variant", "nullable": true, "metadata": {}}]});
+    empty_table(
+        &dir,
+        schema,
+        serde_json::json!({"delta.constraints.small_a": "coalesce(s.a, 0) < 100",
+            "delta.constraints.v_n_positive": "variant_get(v, '$.n', 'int') > 0"}),
+    );
+    let ctx = session_context();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    let good = "SELECT 4 + n AS x, named_struct('a', n) AS s, \
+                parse_json('{\"n\": ' || (n + 1) || '}') AS v FROM generate_series(0, 9) AS g(n)";
+    assert_eq!(one_u64(&ctx, &format!("INSERT INTO t {good}")).await, 10);
+    // a NULL struct holds no field: its non-nullable field's NULL there is fine (and the CHECK
+    // constraint on the field is written to be true there: a NULL would fail it)
+    let null_struct = "INSERT INTO t SELECT 50, CASE WHEN false THEN named_struct('a', 1) END, parse_json('{\"n\": 1}')";
+    assert_eq!(one_u64(&ctx, null_struct).await, 1);
+    assert_eq!(version_of(&dir).await, 2);
+
+    let root = url::Url::from_directory_path(&*dir).unwrap();
+    let refused = [
+        (
+            "SELECT 5, named_struct('a', CAST(NULL AS BIGINT)), parse_json('{\"n\": 1}')",
+            "NOT NULL constraint violated for column s.a".to_string(),
+        ),
+        (
+            "SELECT CASE WHEN n = 7 THEN 2 ELSE 5 END, named_struct('a', 1), \
+             parse_json('{\"n\": 1}') FROM generate_series(1, 10) AS g(n)",
+            format!("Delta table at {root}: invariant of column x (x > 3) violated by row with values: x: 2; nothing was appended"),
+        ),
+        (
+            "SELECT CAST(NULL AS BIGINT), named_struct('a', 1), parse_json('{\"n\": 1}')",
+            "invariant of column x (x > 3) violated by row with values: x: NULL".to_string(),
+        ),
+        (
+            "SELECT 5, named_struct('a', 100), parse_json('{\"n\": 1}')",
+            "CHECK constraint small_a (coalesce(s.a, 0) < 100) violated by row with values: s: {a:100}".to_string(),
+        ),
+        (
+            "SELECT 5, named_struct('a', 1), parse_json('{\"n\": -3, \"m\": [1]}')",
+            "CHECK constraint v_n_positive (variant_get(v, '$.n', 'int') > 0) violated by row \
+             with values: v: {\"m\":[1],\"n\":-3}"
+                .to_string(),
+        ),
+    ];
+    for (rows, expected) in refused {
+        let error = error_of(&ctx, &format!("INSERT INTO t {rows}")).await;
+        assert!(error.contains(&expected), "{rows}:\n{error}");
+    }
+    // the checks travel with the plan (as to a worker) and hold where it runs
+    let plan = common::plan(
+        &ctx,
+        "INSERT INTO t SELECT 2, named_struct('a', 1), parse_json('{\"n\": 1}')",
+    )
+    .await;
+    let bytes = datafusion_parquet_variant::plan_codec::physical_plan_to_bytes(plan).unwrap();
+    let worker = session_context();
+    let decoded = datafusion_parquet_variant::plan_codec::physical_plan_from_bytes(
+        &bytes,
+        &worker.task_ctx(),
+    )
+    .unwrap();
+    let error = collect(decoded, worker.task_ctx()).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("invariant of column x (x > 3) violated by row with values: x: 2"),
+        "{error}"
+    );
+    // none of them committed or left a file
+    assert_eq!(version_of(&dir).await, 2);
+    assert_eq!(one_i64(&ctx, "SELECT count(*) FROM t").await, 11);
+    assert_eq!(data_files(&dir).len(), 2, "{:?}", data_files(&dir));
+
+    // a constraint this engine cannot evaluate refuses the append while it is planned
+    let strange = common::scratch_dir("delta", "rules-strange");
+    empty_table(
+        &strange,
+        serde_json::json!({"type": "struct", "fields": [
+            {"name": "x", "type": "long", "nullable": true, "metadata": {}}]}),
+        serde_json::json!({"delta.constraints.odd": "spark_only_function(x)"}),
+    );
+    let create = format!(
+        "CREATE EXTERNAL TABLE strange STORED AS DELTATABLE LOCATION '{}'",
+        strange.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    let error = error_of(&ctx, "INSERT INTO strange VALUES (1)").await;
+    assert!(
+        error.contains("the CHECK constraint odd (spark_only_function(x)) cannot be checked here"),
+        "{error}"
+    );
+    assert_eq!(version_of(&strange).await, 0);
+    assert_eq!(data_files(&strange), Vec::<String>::new());
+}

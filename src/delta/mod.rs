@@ -3,6 +3,7 @@
 //! deletion vectors) is read by deltalake-core; the data files by our Parquet scan
 //! ([`crate::parquet`]), so variant columns, shredded ones included, come back as variants and
 //! paths are read from the leaves that hold them.
+mod checks;
 mod files;
 mod renamed_fields;
 mod schema;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use datafusion::common::Result;
 use datafusion::prelude::SessionContext;
 
+pub use checks::{DeltaChecksExec, Rule, RuleKind};
 pub use renamed_fields::RenamedFields;
 pub use table::{
     DELTATABLE, DeltaTableFactory, DeltaVersion, FILES_PRUNED_BY_LOG, VariantDeltaTable,

@@ -2,14 +2,16 @@
 //! reader features we can honour.
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, FieldRef, Fields, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use datafusion::common::{Result, not_impl_err, plan_err};
 use deltalake_core::kernel::{DataType as DeltaType, MetadataValue, StructField, StructType};
 
 use serde_json::{Value, json};
 
 use crate::arrow_nested::with_inner_fields_changed;
-use crate::variant_array::{is_variant_field, variant_extension_metadata, variant_field};
+use crate::variant_array::{
+    is_variant_field, is_variant_like, variant_extension_metadata, variant_field,
+};
 
 /// The reader features whose meaning this reader implements; a table that needs any other is
 /// refused, naming it.
@@ -128,6 +130,56 @@ fn physically_named(delta: &DeltaType, field: &FieldRef, name: &str, field_ids: 
         physical = physical.with_data_type(data_type);
     }
     Arc::new(physical)
+}
+
+/// `schema` with every field inside its columns nullable (the columns keep theirs; variants and
+/// map keys keep their own shape): the table's columns as SQL plans with them. DataFusion casts
+/// an insert's rows to the table's types and has no cast that makes a nested field
+/// non-nullable, so a field declared NOT NULL inside a struct, list or map would refuse every
+/// append; appends check those fields on the rows instead (`checks`).
+pub(crate) fn nested_nullable(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<FieldRef> = (schema.fields().iter())
+        .map(|f| {
+            let data_type = relaxed(f);
+            Arc::new(f.as_ref().clone().with_data_type(data_type))
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The type of `field` with the fields inside it nullable (see [`nested_nullable`]).
+#[recursive::recursive]
+fn relaxed(field: &Field) -> DataType {
+    let nullable = |f: &FieldRef, nullable: bool| -> FieldRef {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(relaxed(f))
+                .with_nullable(nullable || f.is_nullable()),
+        )
+    };
+    if is_variant_like(field) {
+        return field.data_type().clone();
+    }
+    match field.data_type() {
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(|f| nullable(f, true)).collect())
+        }
+        DataType::List(element) => DataType::List(nullable(element, true)),
+        DataType::LargeList(element) => DataType::LargeList(nullable(element, true)),
+        DataType::Map(entries, sorted) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                let kv = vec![nullable(&kv[0], false), nullable(&kv[1], true)];
+                let entries = entries
+                    .as_ref()
+                    .clone()
+                    .with_data_type(DataType::Struct(kv.into()));
+                DataType::Map(Arc::new(entries), *sorted)
+            }
+            _ => field.data_type().clone(),
+        },
+        other => other.clone(),
+    }
 }
 
 /// `arrow` (deltalake's Arrow form of `delta`, a table's schema) with every field that `delta`

@@ -28,8 +28,8 @@ use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_datasource::file_sink_config::FileOutputMode;
 use delta_kernel::table_features::ColumnMappingMode;
-use deltalake_core::kernel::EagerSnapshot;
 use deltalake_core::kernel::transaction::TransactionError;
+use deltalake_core::kernel::{EagerSnapshot, StructTypeExt};
 use deltalake_core::logstore::CommitOrBytes;
 use deltalake_core::logstore::{
     LogStore, LogStoreFactory, ObjectStoreRef, StorageConfig, default_logstore, logstore_factories,
@@ -37,15 +37,18 @@ use deltalake_core::logstore::{
 use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
+use super::checks::{DeltaChecksExec, RuleKind, StatedRules, plan_rules};
 use super::files::{FileLayout, partitioned_files};
 use super::renamed_fields::RenamedFields;
 use super::schema::{
-    check_reader_features, delta_schema, new_table_protocol, physical_fields, with_variants,
+    check_reader_features, delta_schema, nested_nullable, new_table_protocol, physical_fields,
+    with_variants,
 };
 use super::write::{
     AppendTarget, DeltaAppendExec, HEX_FOLDER_PREFIX, unhonoured_writer_feature, write_folder,
 };
 use crate::parquet::VariantParquetFormatFactory;
+use crate::variant_array::{column_list, declared_as};
 
 /// The name of the table type: `CREATE EXTERNAL TABLE t STORED AS DELTATABLE LOCATION '..'`
 /// (delta-rs's name for it).
@@ -132,8 +135,12 @@ pub struct VariantDeltaTable {
     physical_names: Option<HashMap<String, String>>,
     /// The table's root, ending in `/`.
     root: Url,
-    /// Its columns in the log's order, variants marked.
+    /// Its columns in the log's order, variants marked, as SQL plans with them (every field
+    /// inside a column nullable: `schema::nested_nullable`).
     schema: SchemaRef,
+    /// Its columns as the log declares them (NOT NULL fields inside columns too), which appends
+    /// check their rows against.
+    declared: SchemaRef,
     /// The columns its data files hold (the others are partition columns).
     file_schema: SchemaRef,
     partition_fields: Vec<FieldRef>,
@@ -187,7 +194,8 @@ impl VariantDeltaTable {
             check_reader_features(names.iter().map(String::as_str))
                 .map_err(|e| e.context(format!("Delta table at {root}")))?;
         }
-        let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
+        let declared = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
+        let schema = nested_nullable(&declared);
         let mut partition_columns = snapshot.metadata().partition_columns().to_vec();
         // column mapping: the files and the log's partition values name columns physically
         let mut mapped = None;
@@ -221,6 +229,7 @@ impl VariantDeltaTable {
             physical_names,
             root,
             schema,
+            declared,
             file_schema,
             partition_fields,
             scan_index,
@@ -264,7 +273,7 @@ impl VariantDeltaTable {
         if table.version() != read {
             let snapshot = snapshot_of(&table)?;
             let schema = with_variants(&snapshot.schema(), &snapshot.arrow_schema())?;
-            if schema.fields() != self.schema.fields() {
+            if schema.fields() != self.declared.fields() {
                 return plan_err!(
                     "Delta table at {}: its columns changed in version {}; register it again",
                     self.root,
@@ -498,6 +507,9 @@ impl TableProvider for VariantDeltaTable {
                 self.root
             );
         }
+        // the rows are checked against the table's rules before anything is written
+        let rules = plan_rules(state, &self.root, &input.schema(), stated_rules(snapshot)?)?;
+        let input = DeltaChecksExec::wrap(input, &self.root, &self.declared, rules);
         let (folder_url, folder) = write_folder(&self.root)?;
         let partition_columns: Vec<String> = (self.partition_fields.iter())
             .map(|f| f.name().clone())
@@ -669,16 +681,14 @@ impl TableProviderFactory for DeltaTableFactory {
             }
             Err(e) => return Err(e),
         };
-        let declared: Vec<&str> = (cmd.schema.fields().iter())
-            .map(|f| f.name().as_str())
-            .collect();
-        let names: Vec<&str> = (table.schema.fields().iter())
-            .map(|f| f.name().as_str())
-            .collect();
-        if !declared.is_empty() && declared != names {
+        let declared = cmd.schema.fields();
+        let columns = table.schema.fields();
+        let same = declared.len() == columns.len()
+            && (declared.iter().zip(columns)).all(|(d, c)| declared_as(d, c));
+        if !declared.is_empty() && !same {
             return plan_err!(
                 "a {DELTATABLE} table's columns are its log's ({}); declare none, or exactly those",
-                names.join(", ")
+                column_list(columns)
             );
         }
         let partitioned_by = table.partition_columns()?;
@@ -694,15 +704,8 @@ impl TableProviderFactory for DeltaTableFactory {
 }
 
 /// What a table asks of its writers that appends do not do, whatever its protocol's version:
-/// CHECK constraints, generated or identity columns.
+/// generated or identity columns.
 fn unhonoured_table_rule(snapshot: &EagerSnapshot) -> Option<&'static str> {
-    let configuration = snapshot.metadata().configuration();
-    if configuration
-        .keys()
-        .any(|k| k.starts_with("delta.constraints."))
-    {
-        return Some("CHECK constraints");
-    }
     let schema = snapshot.schema();
     for field in schema.fields() {
         if field.metadata.contains_key("delta.generationExpression") {
@@ -717,6 +720,27 @@ fn unhonoured_table_rule(snapshot: &EagerSnapshot) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// The invariants (`delta.invariants`, at any depth) and CHECK constraints
+/// (`delta.constraints.<name>`) every row appended to the table must satisfy, as the log states
+/// them.
+fn stated_rules(snapshot: &EagerSnapshot) -> Result<StatedRules> {
+    let invariants =
+        (snapshot.schema().get_invariants()).map_err(|e| DataFusionError::External(Box::new(e)))?;
+    let mut rules: StatedRules = (invariants.into_iter())
+        .map(|i| (RuleKind::Invariant, i.field_name, i.invariant_sql))
+        .collect();
+    let mut checks: Vec<_> = (snapshot.metadata().configuration().iter())
+        .filter_map(|(key, sql)| {
+            let name = key.strip_prefix("delta.constraints.")?;
+            Some((RuleKind::Check, name.to_string(), sql.clone()))
+        })
+        .collect();
+    checks.sort_by(|a, b| a.1.cmp(&b.1));
+    rules.sort_by(|a, b| a.1.cmp(&b.1));
+    rules.extend(checks);
+    Ok(rules)
 }
 
 /// Whether `e` says that no Delta table is at the location.

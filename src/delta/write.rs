@@ -45,12 +45,13 @@ use super::schema::READER_FEATURES;
 const COMMIT_RETRIES: u64 = 15;
 
 /// The writer features an append honours beside the reader features it reads
-/// (`READER_FEATURES`): it writes no deletion vectors,
-/// row ids or in-commit timestamps, and checks no constraints beyond NOT NULL. Any other one
+/// (`READER_FEATURES`): it checks NOT NULL, invariants and CHECK constraints on the rows
+/// (`checks`), and writes no deletion vectors, row ids or in-commit timestamps. Any other one
 /// refuses the append.
 const APPEND_WRITER_ONLY_FEATURES: &[&str] = &[
     "appendOnly",
     "invariants",
+    "checkConstraints",
     "domainMetadata",
     "changeDataFeed",
 ];

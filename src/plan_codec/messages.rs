@@ -6,7 +6,7 @@ use datafusion_proto::protobuf;
 /// Every plan node our physical codec writes.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct VariantPlanNode {
-    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4, 5, 6")]
+    #[prost(oneof = "variant_plan_node::Kind", tags = "1, 2, 3, 4, 5, 6, 7")]
     pub kind: Option<variant_plan_node::Kind>,
 }
 
@@ -27,6 +27,8 @@ pub(crate) mod variant_plan_node {
         Sample(super::InputSampleNode),
         #[prost(message, tag = "6")]
         DeltaAppend(super::DeltaAppendNode),
+        #[prost(message, tag = "7")]
+        DeltaChecks(super::DeltaChecksNode),
     }
 }
 
@@ -106,6 +108,35 @@ pub(crate) struct DeltaAppendNode {
     /// The table's partition columns, in the order of the write's folders.
     #[prost(string, repeated, tag = "5")]
     pub partition_columns: Vec<String>,
+}
+
+/// The checks of the rows appended to a Delta table (`delta::DeltaChecksExec`); its input
+/// travels as the node's input.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeltaChecksNode {
+    /// The table's root URL.
+    #[prost(string, tag = "1")]
+    pub root: String,
+    /// The table's columns, with their nullability at any depth.
+    #[prost(message, optional, tag = "2")]
+    pub table: Option<protobuf::Schema>,
+    #[prost(message, repeated, tag = "3")]
+    pub rules: Vec<DeltaRuleNode>,
+}
+
+/// One invariant or CHECK constraint of a Delta table.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeltaRuleNode {
+    /// `invariant` or `check`.
+    #[prost(string, tag = "1")]
+    pub kind: String,
+    #[prost(string, tag = "2")]
+    pub name: String,
+    #[prost(string, tag = "3")]
+    pub sql: String,
+    /// The expression, planned over the node's input.
+    #[prost(message, optional, tag = "4")]
+    pub expr: Option<protobuf::PhysicalExprNode>,
 }
 
 /// A `DataSinkExec` whose sink publishes staged files (`parquet::staged`).

@@ -83,10 +83,10 @@ pub use restore::restore_variant_fields;
 pub use udfs::register_plan_functions;
 
 use messages::{
-    AutoShreddingNode, DeltaAppendNode, FileRowSelection, InputSampleNode, JsonScanNode,
-    JsonTableNode, ShreddedColumn, StagedSinkNode, VariantExprNode, VariantFormatNode,
-    VariantPlanNode, VariantScanNode, VariantSinkNode, VariantTableNode, variant_expr_node,
-    variant_plan_node::Kind,
+    AutoShreddingNode, DeltaAppendNode, DeltaChecksNode, FileRowSelection, InputSampleNode,
+    JsonScanNode, JsonTableNode, ShreddedColumn, StagedSinkNode, VariantExprNode,
+    VariantFormatNode, VariantPlanNode, VariantScanNode, VariantSinkNode, VariantTableNode,
+    variant_expr_node, variant_plan_node::Kind,
 };
 
 /// Encodes `plan` with [`VariantPhysicalCodec`] (DataFusion's own encoding for the rest).
@@ -440,6 +440,82 @@ fn decode_delta_append(
         (protocol, node.partition_columns.clone()),
         ctx.runtime_env().as_ref(),
     )
+}
+
+/// The checks of a Delta append's rows, where `node` is one.
+#[cfg(feature = "delta")]
+fn encode_delta_checks(
+    node: &Arc<dyn ExecutionPlan>,
+    codec: &dyn PhysicalExtensionCodec,
+    converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<Option<DeltaChecksNode>> {
+    let Some(exec) = node.downcast_ref::<crate::delta::DeltaChecksExec>() else {
+        return Ok(None);
+    };
+    let (root, table, rules) = exec.parts();
+    let rules = rules
+        .iter()
+        .map(|rule| {
+            Ok(messages::DeltaRuleNode {
+                kind: rule.kind.as_str().to_string(),
+                name: rule.name.clone(),
+                sql: rule.sql.clone(),
+                expr: Some(converter.physical_expr_to_proto(&rule.expr, codec)?),
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Some(DeltaChecksNode {
+        root: root.to_string(),
+        table: Some(table.as_ref().try_into()?),
+        rules,
+    }))
+}
+
+#[cfg(not(feature = "delta"))]
+fn encode_delta_checks(
+    _node: &Arc<dyn ExecutionPlan>,
+    _codec: &dyn PhysicalExtensionCodec,
+    _converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<Option<DeltaChecksNode>> {
+    Ok(None)
+}
+
+/// The checks of `node` over `input`.
+#[cfg(feature = "delta")]
+fn decode_delta_checks(
+    node: &DeltaChecksNode,
+    input: Arc<dyn ExecutionPlan>,
+    ctx: &TaskContext,
+    codec: &dyn PhysicalExtensionCodec,
+    converter: &dyn PhysicalProtoConverterExtension,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let root = url::Url::parse(&node.root).map_err(|e| corrupt("a Delta table's root", e))?;
+    let table: datafusion::arrow::datatypes::Schema =
+        required(&node.table, "a Delta table's columns")?.try_into()?;
+    let decode_ctx = PhysicalPlanDecodeContext::new(ctx, codec);
+    let schema = input.schema();
+    let rules = node
+        .rules
+        .iter()
+        .map(|rule| {
+            let Some(kind) = crate::delta::RuleKind::parse(&rule.kind) else {
+                return Err(corrupt("a Delta rule's kind", &rule.kind));
+            };
+            let expr = required(&rule.expr, "a Delta rule's expression")?;
+            Ok(crate::delta::Rule {
+                kind,
+                name: rule.name.clone(),
+                sql: rule.sql.clone(),
+                expr: converter.proto_to_physical_expr(expr, &schema, &decode_ctx)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Arc::new(crate::delta::DeltaChecksExec::new(
+        input,
+        root,
+        Arc::new(table),
+        rules,
+    )))
 }
 
 /// An expression of ours, where `node` is one.
@@ -833,6 +909,10 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Kind::DeltaAppend(node) => decode_delta_append(node, input()?, ctx),
             #[cfg(not(feature = "delta"))]
             Kind::DeltaAppend(_) => not_impl_err!("a Delta append needs the feature `delta`"),
+            #[cfg(feature = "delta")]
+            Kind::DeltaChecks(node) => decode_delta_checks(node, input()?, ctx, self, converter),
+            #[cfg(not(feature = "delta"))]
+            Kind::DeltaChecks(_) => not_impl_err!("a Delta append needs the feature `delta`"),
             Kind::Sample(node) => {
                 let input = input()?;
                 let sample = sample_from_node(node);
@@ -874,6 +954,8 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             Kind::Sink(self.encode_sink(exec, sink, converter)?)
         } else if let Some(node) = encode_delta_append(&node) {
             Kind::DeltaAppend(node)
+        } else if let Some(node) = encode_delta_checks(&node, self, converter)? {
+            Kind::DeltaChecks(node)
         } else if let Some(inner) = &self.inner {
             return tagged(buf, OF_INNER_CODEC, |buf| {
                 inner.try_encode(node, buf, converter)
