@@ -34,8 +34,16 @@ impl WorkerProcess {
 
     /// A worker with these environment variables.
     fn start_with(env: &[(&str, String)]) -> Self {
+        Self::start_args(&[], env)
+    }
+
+    /// A worker with these arguments (after `worker --listen 127.0.0.1:0`) and environment
+    /// variables.
+    fn start_args(args: &[&str], env: &[(&str, String)]) -> Self {
         let mut child = Command::new(BIN)
             .args(["worker", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("VARIANT_SQL_WORKER_TOKEN")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -117,6 +125,7 @@ fn spawn_sql_with(env: &[(&str, String)], workers: Option<&str>, commands: &[&st
     }
     command
         .env_remove("VARIANT_SQL_WORKERS")
+        .env_remove("VARIANT_SQL_WORKER_TOKEN")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -209,6 +218,186 @@ const QUERIES: [&str; 3] = [
 /// worker can be killed while its task runs.
 const SLOW: &str =
     "SELECT kind, length(regexp_replace(repeat(kind || id, 20000), 'a', 'b', 'g')) AS n FROM t";
+
+/// Workers that take calls carrying the cluster's token only: a coordinator without it, or
+/// with another, is refused, saying so; with it, the answers are one process's. Over TLS too
+/// (the test CA of tests/data/tls), worker to worker included; a coordinator that trusts
+/// another CA is refused the connection. A worker listens beyond loopback only with a token or
+/// when told `--insecure`.
+#[test]
+fn workers_admit_only_their_coordinator() {
+    let data = common::TempPath::dir("variant-cluster-token");
+    write_events(&data);
+    let create = table(&data);
+    let secrets = common::TempPath::dir("variant-cluster-secrets");
+    let token = secrets.join("cluster.token");
+    std::fs::write(&token, "a-long-random-secret\n").unwrap();
+    let other = secrets.join("other.token");
+    std::fs::write(&other, "another-secret").unwrap();
+    let token_arg = token.to_str().unwrap();
+    let other_arg = other.to_str().unwrap();
+    let alone = sql(None, &[&create, QUERIES[0]]);
+
+    let first = WorkerProcess::start_args(&["--token-file", token_arg], &[]);
+    let second =
+        WorkerProcess::start_with(&[("VARIANT_SQL_WORKER_TOKEN", "a-long-random-secret".into())]);
+    let both = format!("{},{}", first.address, second.address);
+    fn with<'a>(workers: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["--workers", workers];
+        args.extend(extra);
+        args
+    }
+    // no token, a wrong one (file or environment): refused, saying why
+    let run = |args: Vec<&str>, env: &[(&str, String)]| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["-q", "--format", "csv", "--no-sample"])
+            .args(args)
+            .args([
+                "-c",
+                DISTRIBUTE_SMALL_FILES,
+                "-c",
+                &create,
+                "-c",
+                QUERIES[0],
+            ])
+            .env_remove("VARIANT_SQL_WORKERS")
+            .env_remove("VARIANT_SQL_WORKER_TOKEN")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        finish(command.spawn().unwrap())
+    };
+    let error = failed(run(with(&both, &[]), &[]));
+    assert!(error.contains("none was sent"), "{error}");
+    assert!(
+        error.contains("does not have valid authentication credentials"),
+        "{error}"
+    );
+    let error = failed(run(with(&both, &["--worker-token-file", other_arg]), &[]));
+    assert!(
+        error.contains("the token sent is not this worker's"),
+        "{error}"
+    );
+    let error = failed(run(
+        with(&both, &[]),
+        &[("VARIANT_SQL_WORKER_TOKEN", "a-long-random-secreT".into())],
+    ));
+    assert!(
+        error.contains("the token sent is not this worker's"),
+        "{error}"
+    );
+    // the token: one process's answers
+    let out = run(with(&both, &["--worker-token-file", token_arg]), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), alone);
+    let out = run(
+        with(&both, &[]),
+        &[("VARIANT_SQL_WORKER_TOKEN", "a-long-random-secret".into())],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop((first, second));
+
+    // TLS: workers with the test CA's certificate (for localhost), reading from each other
+    let tls = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tls");
+    let (cert, key, ca, other_ca) = (
+        format!("{tls}/worker.pem"),
+        format!("{tls}/worker.key"),
+        format!("{tls}/ca.pem"),
+        format!("{tls}/other-ca.pem"),
+    );
+    let tls_args = [
+        "--token-file",
+        token_arg,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "--tls-ca",
+        &ca,
+    ];
+    let first = WorkerProcess::start_args(&tls_args, &[]);
+    let second = WorkerProcess::start_args(&tls_args, &[]);
+    first.wait_for(": TLS, calls must carry the cluster's token");
+    let https = |worker: &WorkerProcess| {
+        let port = worker.address.rsplit(':').next().unwrap().to_string();
+        format!("https://localhost:{port}")
+    };
+    let both_tls = format!("{},{}", https(&first), https(&second));
+    let over_tls = |ca: &str| {
+        run(
+            vec![
+                "--workers",
+                &both_tls,
+                "--worker-token-file",
+                token_arg,
+                "--worker-ca",
+                ca,
+            ],
+            &[],
+        )
+    };
+    let out = over_tls(&ca);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), alone);
+    // a CA that did not sign the workers' certificates: no connection
+    let error = failed(over_tls(&other_ca));
+    assert!(error.contains("worker https://localhost:"), "{error}");
+    assert!(error.to_lowercase().contains("certificate"), "{error}");
+    // plain HTTP/2 to a TLS worker: no answer either
+    let error = failed(run(
+        vec![
+            "--workers",
+            &format!("{},{}", first.address, second.address),
+            "--worker-token-file",
+            token_arg,
+        ],
+        &[],
+    ));
+    assert!(error.contains("worker http://127.0.0.1:"), "{error}");
+    drop((first, second));
+
+    // beyond loopback: only with a token, or told --insecure
+    let refused = Command::new(BIN)
+        .args(["worker", "--listen", "0.0.0.0:0"])
+        .env_remove("VARIANT_SQL_WORKER_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0 without a token"),
+        "{stderr}"
+    );
+    for args in [vec!["--insecure"], vec!["--token-file", token_arg]] {
+        let mut child = Command::new(BIN)
+            .args(["worker", "--listen", "0.0.0.0:0"])
+            .args(&args)
+            .env_remove("VARIANT_SQL_WORKER_TOKEN")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(line.contains("listening on 0.0.0.0:"), "{args:?}: {line}");
+    }
+}
 
 #[test]
 fn a_cluster_of_worker_processes() {

@@ -7,6 +7,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_parquet_variant::delta::{DeltaVersion, register_delta};
+use datafusion_parquet_variant::distributed::auth::{WorkerSecurity, WorkerToken};
 use datafusion_parquet_variant::distributed::explain_distributed;
 use datafusion_parquet_variant::distributed::workers::{
     WorkerList, coordinator_session_state, parse_worker_urls,
@@ -70,14 +71,19 @@ impl PySessionContext {
     /// `memory_limit` (bytes, or a text such as `"512m"` or `"2g"`) bounds what queries hold in
     /// memory: one that needs more spills or fails with `ResourcesExhausted`.
     /// `target_partitions` is the number of parallel streams (default: the number of cores).
-    /// `workers` (`["host:port", ...]`, `variant-sql worker` processes) runs queries across them
-    /// on datafusion-distributed; every worker must reach the files.
+    /// `workers` (`["host:port", ...]`, `variant-sql worker` processes; `https://host:port` over
+    /// TLS) runs queries across them on datafusion-distributed; every worker must reach the
+    /// files. `worker_token` is the cluster's token every call carries (default: the
+    /// environment variable `VARIANT_SQL_WORKER_TOKEN`, where set); `worker_ca` the path of the
+    /// CA certificates (PEM) `https://` workers must chain to (default: the system's roots).
     #[new]
-    #[pyo3(signature = (memory_limit=None, target_partitions=None, workers=None))]
+    #[pyo3(signature = (memory_limit=None, target_partitions=None, workers=None, worker_token=None, worker_ca=None))]
     fn new(
         memory_limit: Option<Bound<'_, PyAny>>,
         target_partitions: Option<usize>,
         workers: Option<Vec<String>>,
+        worker_token: Option<String>,
+        worker_ca: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let memory_limit = memory_limit.map(|l| memory_size(&l)).transpose()?;
         let mut config = SessionConfig::new();
@@ -98,7 +104,18 @@ impl PySessionContext {
                 let urls = parse_worker_urls(&workers.join(",")).map_err(|e| {
                     PyValueError::new_err(format!("workers: {}", e.strip_backtrace()))
                 })?;
-                coordinator_session_state(builder, WorkerList::new(urls)).map_err(py_err)?
+                let token = match worker_token {
+                    Some(text) => Some(WorkerToken::new(&text).map_err(|e| {
+                        PyValueError::new_err(format!("worker_token: {}", e.strip_backtrace()))
+                    })?),
+                    None => WorkerToken::from_file_or_env(None).map_err(py_err)?,
+                };
+                let mut security = WorkerSecurity::default().with_token(token);
+                if let Some(ca) = worker_ca {
+                    security = security.with_ca_file(&ca).map_err(py_err)?;
+                }
+                let workers = WorkerList::new(urls).with_security(security);
+                coordinator_session_state(builder, workers).map_err(py_err)?
             }
             None => register_all_with_state(builder).build(),
         };

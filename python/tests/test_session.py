@@ -216,15 +216,20 @@ def test_read_json_variant_and_the_way_in(ctx, tmp_path):
     assert pq.read_table(out).num_rows == 4
 
 
-def _start_worker(binary):
-    """A `variant-sql worker` on a free loopback port: (process, "127.0.0.1:port")."""
+def _start_worker(binary, token=None):
+    """A `variant-sql worker` on a free loopback port (taking calls that carry `token` only,
+    where given): (process, "127.0.0.1:port")."""
     import subprocess
 
+    env = {k: v for k, v in os.environ.items() if k != "VARIANT_SQL_WORKER_TOKEN"}
+    if token is not None:
+        env["VARIANT_SQL_WORKER_TOKEN"] = token
     process = subprocess.Popen(
         [binary, "worker", "--listen", "127.0.0.1:0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     line = process.stderr.readline()
     assert "listening on " in line, line
@@ -265,6 +270,48 @@ def test_workers_run_the_queries(shredded_file):
             process.kill()
             logs.append(process.stderr.read())
         assert any("started" in log for log in logs), logs
+    finally:
+        for process, _ in workers:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.skipif(
+    "DFPV_VARIANT_SQL" not in os.environ,
+    reason="needs variant-sql built with the `distributed` feature (cargo test sets DFPV_VARIANT_SQL)",
+)
+def test_workers_take_only_calls_with_the_cluster_token(shredded_file, monkeypatch):
+    monkeypatch.delenv("VARIANT_SQL_WORKER_TOKEN", raising=False)
+    workers = [
+        _start_worker(os.environ["DFPV_VARIANT_SQL"], token="py-cluster-secret") for _ in range(2)
+    ]
+    addresses = [address for _, address in workers]
+    try:
+        query = "SELECT v:b::string AS b, count(*) AS n FROM t GROUP BY b ORDER BY b"
+
+        def run(**security):
+            ctx = dfpv.SessionContext(workers=addresses, **security)
+            ctx.sql("SET distributed.file_scan_config_bytes_per_partition = 1")
+            ctx.register_parquet("t", str(shredded_file))
+            return ctx.sql(query).to_pylist()
+
+        with pytest.raises(dfpv.DataFusionError, match="none was sent"):
+            run()
+        with pytest.raises(dfpv.DataFusionError, match="the token sent is not this worker's"):
+            run(worker_token="another-secret")
+        expected = [
+            {"b": "7", "n": 1},
+            {"b": "x", "n": 2},
+            {"b": "y", "n": 1},
+            {"b": "z", "n": 1},
+            {"b": None, "n": 1},
+        ]
+        assert run(worker_token="py-cluster-secret") == expected
+        # the environment's token, where none is given
+        monkeypatch.setenv("VARIANT_SQL_WORKER_TOKEN", "py-cluster-secret")
+        assert run() == expected
+        with pytest.raises(ValueError, match="worker_token: .*printable ASCII"):
+            dfpv.SessionContext(workers=addresses, worker_token="with space")
     finally:
         for process, _ in workers:
             process.kill()

@@ -117,6 +117,18 @@ pub struct Args {
     #[arg(long, env = "VARIANT_SQL_WORKERS", value_parser = parse_workers)]
     pub workers: Option<String>,
 
+    /// The file holding the cluster's token, which every call to a worker carries (else the
+    /// environment variable VARIANT_SQL_WORKER_TOKEN, where set).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "FILE", requires = "workers")]
+    pub worker_token_file: Option<std::path::PathBuf>,
+
+    /// The CA certificates (PEM) that `https://` workers' certificates must chain to (the
+    /// system's roots when not given).
+    #[cfg(feature = "distributed")]
+    #[arg(long, value_name = "PEM_FILE", requires = "workers")]
+    pub worker_ca: Option<std::path::PathBuf>,
+
     /// Run sqllogictest files instead of SQL: files, folders (searched for `.slt` files) or
     /// FILE:LINE (only that query). Each file runs in a fresh session with the plugin, compared
     /// as this project's own suite is; exits non-zero when a file fails.
@@ -290,10 +302,17 @@ pub async fn build_session(
     #[cfg(feature = "distributed")]
     let state = match &args.workers {
         Some(list) => {
+            use crate::distributed::auth::{WorkerSecurity, WorkerToken};
             use crate::distributed::workers::{
                 WorkerList, coordinator_session_state, parse_worker_urls,
             };
-            coordinator_session_state(builder, WorkerList::new(parse_worker_urls(list)?))?
+            let token = WorkerToken::from_file_or_env(args.worker_token_file.as_deref())?;
+            let mut security = WorkerSecurity::default().with_token(token);
+            if let Some(ca) = &args.worker_ca {
+                security = security.with_ca_file(ca)?;
+            }
+            let workers = WorkerList::new(parse_worker_urls(list)?).with_security(security);
+            coordinator_session_state(builder, workers)?
         }
         None => crate::register_all_with_state(builder).build(),
     };
@@ -500,5 +519,52 @@ mod tests {
         assert_eq!(args.workers.as_deref(), Some("a:1,b:2"));
         assert!(args.command.is_none());
         assert!(Args::try_parse_from(["variant-sql", "--workers", "a:1,ftp://b:2"]).is_err());
+        let args = Args::try_parse_from([
+            "variant-sql",
+            "--workers",
+            "https://a:1",
+            "--worker-token-file",
+            "token",
+            "--worker-ca",
+            "ca.pem",
+        ])
+        .unwrap();
+        assert_eq!(args.worker_token_file.unwrap().to_str(), Some("token"));
+        assert_eq!(args.worker_ca.unwrap().to_str(), Some("ca.pem"));
+        // (a token for no workers is a mistake)
+        assert!(Args::try_parse_from(["variant-sql", "--worker-token-file", "token"]).is_err());
+
+        let args = Args::try_parse_from([
+            "variant-sql",
+            "worker",
+            "--listen",
+            "0.0.0.0:7000",
+            "--token-file",
+            "token",
+            "--tls-cert",
+            "w.pem",
+            "--tls-key",
+            "w.key",
+            "--tls-ca",
+            "ca.pem",
+        ])
+        .unwrap();
+        let Some(Command::Worker(worker)) = args.command else {
+            panic!("{args:?}")
+        };
+        assert_eq!(worker.token_file.unwrap().to_str(), Some("token"));
+        assert!(!worker.insecure);
+        // a certificate needs its key
+        assert!(
+            Args::try_parse_from([
+                "variant-sql",
+                "worker",
+                "--listen",
+                ":1",
+                "--tls-cert",
+                "w.pem"
+            ])
+            .is_err()
+        );
     }
 }

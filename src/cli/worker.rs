@@ -13,6 +13,9 @@ use tonic::transport::server::TcpIncoming;
 
 use super::app::MemoryArgs;
 use super::object_stores::EnvObjectStoreRegistry;
+use crate::distributed::auth::{
+    WorkerSecurity, WorkerToken, authenticated, check_listen, server_tls,
+};
 use crate::distributed::workers::{KEEP_ALIVE, WorkerChannels, worker_session_state};
 
 /// The arguments of `variant-sql worker`.
@@ -22,6 +25,30 @@ pub struct WorkerArgs {
     /// the address it took on stderr).
     #[arg(long, value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
+
+    /// The file holding the cluster's token: every call must carry it (else the environment
+    /// variable VARIANT_SQL_WORKER_TOKEN, where set). A worker without a token listens on
+    /// loopback only, unless --insecure.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+
+    /// Listen beyond loopback without a token: anyone who reaches the port can run any plan,
+    /// with this worker's credentials.
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Serve TLS with this certificate chain (PEM); coordinators then call it `https://`.
+    #[arg(long, value_name = "PEM_FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "PEM_FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
+
+    /// The CA certificates (PEM) that the `https://` workers this one reads from must chain to
+    /// (the system's roots when not given).
+    #[arg(long, value_name = "PEM_FILE")]
+    pub tls_ca: Option<std::path::PathBuf>,
 
     /// The memory pool every query on this worker shares.
     #[command(flatten)]
@@ -37,7 +64,14 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
         runtime = runtime.with_memory_pool(pool);
     }
     let runtime = runtime.build_arc()?;
-    let channels = WorkerChannels::default();
+    let token = WorkerToken::from_file_or_env(args.token_file.as_deref())?;
+    check_listen(args.listen, token.as_ref(), args.insecure)?;
+    // the workers this one reads from are called as its coordinator calls it
+    let mut security = WorkerSecurity::default().with_token(token.clone());
+    if let Some(ca) = &args.tls_ca {
+        security = security.with_ca_file(ca)?;
+    }
+    let channels = WorkerChannels::with_security(security);
     let worker = Worker::from_session_builder(move |mut ctx: WorkerQueryContext| {
         log_task(&mut ctx);
         let channels = channels.clone();
@@ -53,14 +87,33 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
             DataFusionError::External(format!("cannot listen on {}: {e}", args.listen).into())
         })?;
     let address = listener.local_addr()?;
+    let mut server = Server::builder();
+    if let (Some(certificate), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        server = server
+            .tls_config(server_tls(certificate, key)?)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    }
     eprintln!(
         "variant-sql worker {} listening on {address}",
         env!("CARGO_PKG_VERSION")
     );
-    let server = Server::builder()
+    eprintln!(
+        "variant-sql worker on {address}: {}, {}",
+        if args.tls_cert.is_some() {
+            "TLS"
+        } else {
+            "plain HTTP/2 (no TLS)"
+        },
+        if token.is_some() {
+            "calls must carry the cluster's token"
+        } else {
+            "any caller is taken (no token)"
+        }
+    );
+    let server = server
         .http2_keepalive_interval(Some(KEEP_ALIVE))
         .http2_keepalive_timeout(Some(KEEP_ALIVE))
-        .add_service(worker.into_worker_server())
+        .add_service(authenticated(worker.into_worker_server(), token))
         .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)));
     tokio::select! {
         served = server => served.map_err(|e| DataFusionError::External(Box::new(e)))?,

@@ -1,7 +1,9 @@
 //! Running on [datafusion-distributed](https://github.com/datafusion-contrib/datafusion-distributed)
 //! (cargo feature `distributed`): what the coordinator's and every worker's session need of ours
 //! ([`variant_session_state`]), workers at network addresses ([`workers`]: the list, the
-//! channels, the two sessions), and EXPLAIN of the distributed plan ([`explain_distributed`]).
+//! channels, the two sessions), who may call a worker and over what ([`auth`]: the cluster's
+//! token, TLS), and EXPLAIN of the distributed plan ([`explain_distributed`]).
+pub mod auth;
 mod explain;
 pub mod workers;
 

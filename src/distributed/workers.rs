@@ -22,6 +22,7 @@ use futures::stream::BoxStream;
 use tonic::transport::Endpoint;
 use url::Url;
 
+use super::auth::WorkerSecurity;
 use super::variant_session_state;
 
 /// How long a connection to a worker may take before the query fails naming the worker.
@@ -31,8 +32,9 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// not only its process) is noticed within twice this.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
-/// Parses a comma-separated list of workers: `host:port` (taken as `http://host:port`) or
-/// `http://` URLs (workers have no TLS). Errors name the entry that is not an address.
+/// Parses a comma-separated list of workers: `host:port` (taken as `http://host:port`), or
+/// `http://` or `https://` URLs (`https`: TLS, see [`WorkerSecurity`]). Errors name the entry
+/// that is not an address.
 pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
     let mut urls = vec![];
     for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -44,18 +46,14 @@ pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
         let url = Url::parse(&text).map_err(|e| {
             DataFusionError::Configuration(format!("worker '{entry}' is not an address: {e}"))
         })?;
-        if url.scheme() == "https" {
-            return Err(DataFusionError::Configuration(format!(
-                "worker '{entry}': workers speak plain HTTP/2 (no TLS); give host:port"
-            )));
-        }
-        if url.scheme() != "http"
+        if !matches!(url.scheme(), "http" | "https")
             || url.host_str().is_none()
             || url.port_or_known_default().is_none()
             || url.path() != "/"
         {
             return Err(DataFusionError::Configuration(format!(
-                "worker '{entry}' is not an address: expected host:port or http://host:port"
+                "worker '{entry}' is not an address: expected host:port, http://host:port or \
+                 https://host:port"
             )));
         }
         urls.push(url);
@@ -68,27 +66,38 @@ pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
     Ok(urls)
 }
 
-/// How long a suspect worker's port may take to accept a connection before the worker is left
-/// out of a query's plan (see [`WorkerList`]).
+/// How long a suspect worker's name may take to resolve, and its port to accept a connection,
+/// before the probe says it is down (see [`WorkerList`]).
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a suspect's probe stands before it is probed again.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The workers a transport error came through since they were last seen answering, each with
 /// its last probe (when, and whether its port answered): shared by a coordinator's
-/// [`WorkerList`] and its [`WorkerChannels`].
+/// [`WorkerList`] and its [`WorkerChannels`]. Probes run on threads of their own, never on the
+/// thread that plans a query.
 #[derive(Debug, Default, Clone)]
-struct Suspects(Arc<Mutex<HashMap<Url, Option<Probe>>>>);
+struct Suspects(Arc<Mutex<HashMap<Url, Suspect>>>);
+
+/// What is known of a suspect.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Suspect {
+    /// Its last probe: when, and whether its port answered.
+    probe: Option<Probe>,
+    /// Whether a probe of it is under way.
+    probing: bool,
+}
 
 /// When a suspect was last probed, and whether its port answered.
 type Probe = (Instant, bool);
 
 impl Suspects {
-    /// Makes `url` a suspect (not probed yet).
+    /// Makes `url` a suspect (not probed yet), and probes it.
     fn add(&self, url: &Url) {
         if let Ok(mut suspects) = self.0.lock() {
-            suspects.insert(url.clone(), None);
+            suspects.insert(url.clone(), Suspect::default());
         }
+        self.probe(url);
     }
 
     /// Makes a suspect of every worker `error` names (`worker <url>`, at any depth: a worker
@@ -111,62 +120,122 @@ impl Suspects {
         }
     }
 
-    /// Whether `url` should be left out of the next query: a suspect whose port did not answer
-    /// its last probe, probed again (blocking, at most [`PROBE_TIMEOUT`]) once that probe is
-    /// older than [`PROBE_INTERVAL`]. One that answers is a suspect no more.
-    fn is_down(&self, url: &Url) -> bool {
+    /// Starts a probe of `url` on a thread of its own, unless one is under way. One whose port
+    /// answers is a suspect no more.
+    fn probe(&self, url: &Url) {
         match self.0.lock() {
+            Ok(mut suspects) => match suspects.get_mut(url) {
+                Some(suspect) if !suspect.probing => suspect.probing = true,
+                _ => return,
+            },
+            Err(_) => return,
+        }
+        let (suspects, probed) = (self.clone(), url.clone());
+        let started = std::thread::Builder::new()
+            .name("variant-worker-probe".into())
+            .spawn(move || {
+                let up = accepts_connections(&probed);
+                if let Ok(mut list) = suspects.0.lock() {
+                    if up {
+                        list.remove(&probed);
+                    } else if let Some(suspect) = list.get_mut(&probed) {
+                        *suspect = Suspect {
+                            probe: Some((Instant::now(), false)),
+                            probing: false,
+                        };
+                    }
+                }
+            });
+        if started.is_err()
+            && let Ok(mut suspects) = self.0.lock()
+            && let Some(suspect) = suspects.get_mut(url)
+        {
+            suspect.probing = false;
+        }
+    }
+
+    /// Whether `url` should be left out of the next query: a suspect that has not answered a
+    /// probe since it became one. A probe older than [`PROBE_INTERVAL`] is started again (in
+    /// the background: this never waits for it).
+    fn is_down(&self, url: &Url) -> bool {
+        let suspect = match self.0.lock() {
             Ok(suspects) => match suspects.get(url) {
                 None => return false,
-                Some(Some((at, up))) if at.elapsed() < PROBE_INTERVAL => return !up,
-                Some(_) => {} // not probed yet, or probed too long ago
+                Some(suspect) => *suspect,
             },
             Err(_) => return false,
+        };
+        let stale = suspect
+            .probe
+            .is_none_or(|(at, _)| at.elapsed() >= PROBE_INTERVAL);
+        if stale {
+            self.probe(url);
         }
-        let up = accepts_connections(url);
-        if let Ok(mut suspects) = self.0.lock() {
-            if up {
-                suspects.remove(url);
-            } else {
-                suspects.insert(url.clone(), Some((Instant::now(), false)));
-            }
-        }
-        !up
+        true
     }
 }
 
-/// Whether `url`'s host accepts a TCP connection on its port within [`PROBE_TIMEOUT`].
+/// Whether `url`'s host accepts a TCP connection on its port: its name resolved within
+/// [`PROBE_TIMEOUT`] (on a thread of its own: the system's resolver has no timeout), each of
+/// its addresses given [`PROBE_TIMEOUT`] to connect.
 fn accepts_connections(url: &Url) -> bool {
     let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
         return false;
     };
-    let Ok(mut addresses) = (host, port).to_socket_addrs() else {
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let resolving = std::thread::Builder::new()
+        .name("variant-worker-resolve".into())
+        .spawn(move || {
+            let addresses: Vec<_> = (host.as_str(), port)
+                .to_socket_addrs()
+                .map(|a| a.collect())
+                .unwrap_or_default();
+            let _ = sender.send(addresses);
+        });
+    if resolving.is_err() {
+        return false;
+    }
+    let Ok(addresses) = receiver.recv_timeout(PROBE_TIMEOUT) else {
         return false;
     };
-    addresses.any(|address| TcpStream::connect_timeout(&address, PROBE_TIMEOUT).is_ok())
+    addresses
+        .iter()
+        .any(|address| TcpStream::connect_timeout(address, PROBE_TIMEOUT).is_ok())
 }
 
 /// A fixed list of workers, the coordinator's [`WorkerResolver`]. A worker that could not be
-/// reached during a query (its [`WorkerChannels`] report it) is probed when the next query is
-/// planned: one whose port does not accept a connection within [`PROBE_TIMEOUT`] is left out of
-/// the queries of the next [`PROBE_INTERVAL`] (then probed again), so a coordinator goes on with
-/// the workers that are left. When none is left, all are used, and the query's error names them.
-/// (datafusion-distributed asks for the list several times while it plans; the probe blocks the
-/// first of them, for a worker whose machine is gone at most [`PROBE_TIMEOUT`] every
-/// [`PROBE_INTERVAL`].)
+/// reached during a query (its [`WorkerChannels`] report it) is left out of the queries planned
+/// from then on, and probed at once in the background (again every [`PROBE_INTERVAL`] while it
+/// does not answer): as soon as its port accepts a connection, it is back. So a coordinator goes
+/// on with the workers that are left, and planning never waits for a probe. When none is left,
+/// all are used, and the query's error names them.
 #[derive(Debug, Clone)]
 pub struct WorkerList {
     urls: Arc<[Url]>,
     suspects: Suspects,
+    /// What calls to them carry and what is trusted of them.
+    security: WorkerSecurity,
 }
 
 impl WorkerList {
-    /// The workers at `urls`.
+    /// The workers at `urls`, called without a token (and `https://` ones trusted by the
+    /// system's roots): see [`Self::with_security`].
     pub fn new(urls: Vec<Url>) -> Self {
         WorkerList {
             urls: urls.into(),
             suspects: Suspects::default(),
+            security: WorkerSecurity::default(),
         }
+    }
+
+    /// The same workers, called with `security`'s token and trusted by its CA.
+    pub fn with_security(mut self, security: WorkerSecurity) -> Self {
+        self.security = security;
+        self
     }
 
     /// The workers' URLs.
@@ -201,14 +270,26 @@ pub struct WorkerChannels {
     channels: Arc<Mutex<HashMap<Url, grpc::BoxCloneSyncChannel>>>,
     /// Where the workers errors came through are reported (a coordinator's list).
     suspects: Suspects,
+    /// What every call carries, and what `https://` workers are trusted by.
+    security: WorkerSecurity,
 }
 
 impl WorkerChannels {
-    /// Channels that report the workers errors come through to `workers` (see [`WorkerList`]).
+    /// Channels that report the workers errors come through to `workers` (see [`WorkerList`]),
+    /// with the list's security.
     pub fn reporting_to(workers: &WorkerList) -> Self {
         WorkerChannels {
             channels: Arc::default(),
             suspects: workers.suspects.clone(),
+            security: workers.security.clone(),
+        }
+    }
+
+    /// Channels with `security` (a worker's, to the workers it reads from).
+    pub fn with_security(security: WorkerSecurity) -> Self {
+        WorkerChannels {
+            security,
+            ..WorkerChannels::default()
         }
     }
 
@@ -227,7 +308,12 @@ impl WorkerChannels {
             .keep_alive_timeout(KEEP_ALIVE)
             .keep_alive_while_idle(true)
             .tcp_nodelay(true);
-        let channel = grpc::BoxCloneSyncChannel::new(endpoint.connect_lazy());
+        let endpoint = (self.security)
+            .secured(url, endpoint)
+            .map_err(|e| name_worker(url, e))?;
+        let channel = (self.security)
+            .channel(endpoint.connect_lazy())
+            .map_err(|e| name_worker(url, e))?;
         channels.insert(url.clone(), channel.clone());
         Ok(channel)
     }
@@ -364,14 +450,18 @@ mod tests {
 
     #[test]
     fn parses_worker_lists() {
-        let urls = parse_worker_urls("localhost:50051, 10.0.0.2:7000,http://w3.example").unwrap();
+        let urls = parse_worker_urls(
+            "localhost:50051, 10.0.0.2:7000,http://w3.example,https://w4.example:7001",
+        )
+        .unwrap();
         let urls: Vec<&str> = urls.iter().map(Url::as_str).collect();
         assert_eq!(
             urls,
             [
                 "http://localhost:50051/",
                 "http://10.0.0.2:7000/",
-                "http://w3.example/"
+                "http://w3.example/",
+                "https://w4.example:7001/"
             ]
         );
         for bad in [
@@ -379,10 +469,24 @@ mod tests {
             " , ",
             "ftp://x:1",
             "http://x:1/path",
+            "grpc://x:1",
             "x:notaport",
             "http://",
         ] {
             assert!(parse_worker_urls(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `list`'s URLs once they are `expected` (the probes run in the background), within a few
+    /// seconds.
+    fn settled(list: &WorkerList, expected: &[Url]) -> Vec<Url> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let urls = list.get_urls().unwrap();
+            if urls == expected || Instant::now() > deadline {
+                return urls;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -399,17 +503,21 @@ mod tests {
         let own = name_worker(&up, DataFusionError::Execution("bad page".into()));
         list.suspects.add_named(&own);
         assert!(!list.suspects.is_down(&up));
-        // `up` lost `down`, whose failure came back through `up`: both are suspects, and the one
-        // that answers stays
+        // `up` lost `down`, whose failure came back through `up`: both are suspects, left out
+        // at once (planning does not wait for their probes); the one that answers comes back
         let transport: Box<dyn std::error::Error + Send + Sync> = "connection reset".into();
         let lost = name_worker(
             &up,
             name_worker(&down, DataFusionError::External(transport)),
         );
         list.suspects.add_named(&lost);
-        assert_eq!(list.get_urls().unwrap(), std::slice::from_ref(&up));
+        assert_eq!(
+            settled(&list, std::slice::from_ref(&up)),
+            std::slice::from_ref(&up)
+        );
         // the probe stands: `down` stays out without being probed again
         let stood = list.suspects.0.lock().unwrap()[&down];
+        assert!(stood.probe.is_some() && !stood.probing, "{stood:?}");
         assert_eq!(list.get_urls().unwrap(), std::slice::from_ref(&up));
         assert_eq!(list.suspects.0.lock().unwrap()[&down], stood);
         assert!(!list.suspects.0.lock().unwrap().contains_key(&up));
@@ -417,6 +525,11 @@ mod tests {
         let alone = WorkerList::new(vec![down.clone()]);
         alone.suspects.add(&down);
         assert_eq!(alone.get_urls().unwrap(), [down]);
+        // a name that does not resolve is down, within the probe's time
+        let nowhere = Url::parse("http://nowhere.invalid:50051").unwrap();
+        let started = Instant::now();
+        assert!(!accepts_connections(&nowhere));
+        assert!(started.elapsed() < PROBE_TIMEOUT * 3);
     }
 
     #[test]
