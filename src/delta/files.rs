@@ -21,6 +21,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::pruning::{PruningPredicateBuilder, PruningStatistics};
 use deltalake_core::kernel::{EagerSnapshot, LogDataHandler, LogicalFileView};
 use deltalake_core::logstore::LogStoreRef;
+use futures::StreamExt;
 use serde_json::Value;
 use url::Url;
 
@@ -94,6 +95,7 @@ pub(crate) async fn partitioned_files(
     let bounds = FileBounds::new(stats, file_schema);
     let root_path = Path::from_url_path(root.path()).map_err(external)?;
     let mut files = Vec::with_capacity(log_data.num_files());
+    let mut deletion_vectors = Vec::new();
     let mut skipped = 0;
     for ((i, view), partition_values) in log_data.iter().enumerate().zip(partition_values) {
         if keep.as_ref().is_some_and(|keep| !keep[i]) {
@@ -123,12 +125,24 @@ pub(crate) async fn partitioned_files(
                     view.path()
                 );
             };
-            let deleted = read_deletion_vector(dv, log_store, root)
-                .await
-                .map_err(|e| e.context(format!("deletion vector of {}", view.path())))?;
-            file = file.with_extension(ParquetRowSelection::new(kept_rows(&deleted, rows)?));
+            deletion_vectors.push((files.len(), dv, rows, view.path().to_string()));
         }
         files.push(file);
+    }
+    // the deletion vectors, read a few at once (each may be a file of its own in the store)
+    let mut read = futures::stream::iter(deletion_vectors)
+        .map(|(index, dv, rows, path)| async move {
+            let deleted = read_deletion_vector(dv, log_store, root)
+                .await
+                .map_err(|e| e.context(format!("deletion vector of {path}")))?;
+            Ok::<_, DataFusionError>((index, kept_rows(&deleted, rows)?))
+        })
+        .buffer_unordered(DELETION_VECTORS_AT_ONCE);
+    while let Some(read) = read.next().await {
+        let (index, kept) = read?;
+        files[index] = files[index]
+            .clone()
+            .with_extension(ParquetRowSelection::new(kept));
     }
     Ok((files, skipped))
 }
@@ -448,6 +462,9 @@ fn prunes_safely(field: &FieldRef) -> bool {
                 | DataType::Utf8View
         )
 }
+
+/// How many deletion vectors planning reads at once.
+const DELETION_VECTORS_AT_ONCE: usize = 16;
 
 /// The rows of a deletion vector (row indexes, ascending), read as the Delta kernel reads them:
 /// inline, or from its file relative to the table.
