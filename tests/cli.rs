@@ -307,6 +307,84 @@ fn delta_tables_are_created_appended_and_read() {
     assert_eq!(out, "n,top\n150,150\nn\n100\nsame\n150\n", "{out}");
 }
 
+/// A process killed (SIGKILL) in the middle of an append leaves the table as it was: no
+/// version, and only files no version names (under the append's hidden folder).
+#[test]
+fn a_killed_append_leaves_only_unreferenced_files() {
+    let dir = scratch("delta-killed");
+    let table = dir.join("t");
+    let table = table.to_str().unwrap();
+    let create = format!(
+        "CREATE EXTERNAL TABLE d (id BIGINT, v VARIANT) STORED AS DELTATABLE LOCATION '{table}'"
+    );
+    ok(&[
+        "--no-sample",
+        "-c",
+        &create,
+        "-c",
+        "INSERT INTO d SELECT n, parse_json('{\"n\": ' || n || '}') FROM generate_series(1, 10) AS s(n)",
+    ]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+        .args([
+            "-q",
+            "--no-sample",
+            "-c",
+            "SET datafusion.execution.soft_max_rows_per_output_file = 1000",
+            "-c",
+            "SET datafusion.execution.batch_size = 1000",
+            "-c",
+            &create,
+            "-c",
+            "INSERT INTO d SELECT n, parse_json('{\"n\": ' || n || '}') \
+             FROM generate_series(1, 100000000) AS s(n)",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // until it has staged files (in its hidden write folder)
+    let hidden = |dir: &std::path::Path| -> usize {
+        let mut count = 0;
+        let mut folders = vec![dir.to_path_buf()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+                if entry.path().is_dir() {
+                    folders.push(entry.path());
+                } else if entry.path().to_string_lossy().contains("/.variant-write-") {
+                    count += 1;
+                }
+            }
+        }
+        count
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while hidden(std::path::Path::new(table)) < 3 {
+        assert!(std::time::Instant::now() < deadline, "nothing was staged");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // readers see version 1 as it was; what the killed append wrote is named by no version
+    let out = ok(&[
+        "--no-sample",
+        "--format",
+        "csv",
+        "-c",
+        &format!("CREATE EXTERNAL TABLE d STORED AS DELTATABLE LOCATION '{table}'"),
+        "-c",
+        "SELECT count(*) AS n, sum(v:n::bigint) AS s FROM d",
+    ]);
+    assert_eq!(out, "n,s\n10,55\n");
+    let log: Vec<_> = std::fs::read_dir(std::path::Path::new(table).join("_delta_log"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(hidden(std::path::Path::new(table)) > 0);
+}
+
 #[test]
 fn parquet_intervals_print_exactly() {
     let dir = scratch("interval");

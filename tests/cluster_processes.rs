@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::s3::S3Server;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
@@ -600,74 +602,6 @@ fn bad_worker_lists_are_refused() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-}
-
-/// A local S3-compatible server (moto, `tests/s3/moto-server.sh`: a venv of its own under
-/// target/), killed when dropped.
-struct S3Server {
-    child: Child,
-    port: u16,
-}
-
-impl S3Server {
-    fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/s3/moto-server.sh");
-        let child = Command::new("bash")
-            .args([script, &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("bash runs tests/s3/moto-server.sh");
-        let mut server = S3Server { child, port };
-        // the first start installs moto: minutes at most
-        let deadline = Instant::now() + Duration::from_secs(600);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(exit) = server.child.try_wait().unwrap() {
-                panic!("tests/s3/moto-server.sh ended: {exit}");
-            }
-            assert!(Instant::now() < deadline, "moto did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        server
-    }
-
-    /// What variant-sql (coordinator and workers) needs to reach the server.
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("AWS_ACCESS_KEY_ID", "test".into()),
-            ("AWS_SECRET_ACCESS_KEY", "test".into()),
-            ("AWS_REGION", "us-east-1".into()),
-            ("AWS_ENDPOINT", format!("http://127.0.0.1:{}", self.port)),
-            ("AWS_ALLOW_HTTP", "true".into()),
-        ]
-    }
-
-    /// Creates `bucket` (S3's CreateBucket: a PUT of the bucket; moto takes it unsigned).
-    fn create_bucket(&self, bucket: &str) {
-        use std::io::{Read, Write};
-        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        write!(
-            stream,
-            "PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.port
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    }
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The sample events written as Parquet files under `dir`, and the statement making them the

@@ -757,3 +757,75 @@ async fn appends_keep_the_tables_rules() {
     assert_eq!(version_of(&strange).await, 0);
     assert_eq!(data_files(&strange), Vec::<String>::new());
 }
+
+/// The hidden write folders (`.variant-write-*`) under the table folder `dir` that hold files.
+fn staged_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".variant-write-")
+        })
+        .map(|e| {
+            let mut count = 0;
+            let mut folders = vec![e.path()];
+            while let Some(folder) = folders.pop() {
+                for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+                    if entry.path().is_dir() {
+                        folders.push(entry.path());
+                    } else {
+                        count += 1;
+                    }
+                }
+            }
+            count
+        })
+        .sum()
+}
+
+/// An append dropped half way (the query cancelled: its future dropped, as Ctrl-C does) leaves
+/// no version and, within moments, no file of its own: what it staged is deleted by its drop
+/// guard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_append_leaves_nothing() {
+    let dir = common::scratch_dir("delta", "cancelled");
+    let ctx = session_context();
+    let create = format!(
+        "CREATE EXTERNAL TABLE t (id BIGINT, v VARIANT) STORED AS DELTATABLE LOCATION '{}'",
+        dir.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    for setting in [
+        "SET datafusion.execution.soft_max_rows_per_output_file = 1000",
+        "SET datafusion.execution.batch_size = 1000",
+    ] {
+        ctx.sql(setting).await.unwrap().collect().await.unwrap();
+    }
+    let insert = "INSERT INTO t SELECT n, parse_json('{\"n\": ' || n || ', \"pad\": \"' || \
+                  repeat('x', 200) || '\"}') FROM generate_series(1, 100000000) AS s(n)";
+    let plan = common::plan(&ctx, insert).await;
+    let task = tokio::spawn(collect(plan, ctx.task_ctx()));
+    // until files of it are staged
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while staged_files(&dir) < 3 {
+        assert!(std::time::Instant::now() < deadline, "nothing was staged");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    // the drop guard cleans up in the background
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while staged_files(&dir) > 0 || !data_files(&dir).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left behind: {} staged, {:?}",
+            staged_files(&dir),
+            data_files(&dir)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(version_of(&dir).await, 0);
+    assert_eq!(one_i64(&ctx, "SELECT count(*) FROM t").await, 0);
+}

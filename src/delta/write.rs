@@ -3,10 +3,15 @@
 //!
 //! The files are written under a hidden folder of the table (`.variant-write-<id>/`, which no
 //! reader lists), moved to the table's root once the whole input was written, and published by
-//! the commit: a JSON file `_delta_log/<version>.json` put only if absent. A commit that finds
-//! its version taken by another writer retries at the next one, unless that writer changed the
-//! table's schema or protocol (a conflict, reported). A write or commit that fails deletes its
-//! files: no version, and no file a reader could see, is left behind.
+//! the commit: a JSON file `_delta_log/<version>.json` put only if absent, its `commitInfo`
+//! carrying a transaction id of ours. A commit that finds its version taken by another writer
+//! retries at the next one, unless that writer changed the table's schema or protocol (a
+//! conflict, reported). A commit whose outcome is unknown (its request failed, or a retry of it
+//! found the version taken) is settled by reading the log: the version holding our transaction
+//! id is ours, never another's, so nothing is committed twice and the files of a version that
+//! did commit are never deleted. A write or commit that fails, or is cancelled, deletes the files
+//! it staged and moved: no version, and no file a reader could see, is left behind (a process
+//! killed half way leaves only files no version names).
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -19,8 +24,8 @@ use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::parquet::metadata::DFParquetMetadata;
 use datafusion::execution::TaskContext;
 use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::object_store::ObjectStore;
 use datafusion::object_store::path::{Path, PathPart};
-use datafusion::object_store::{ObjectStore, ObjectStoreExt};
 use datafusion::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use datafusion::parquet::arrow::parquet_to_arrow_schema;
 use datafusion::parquet::file::metadata::PageIndexPolicy;
@@ -40,6 +45,7 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::schema::READER_FEATURES;
+use crate::parquet::staged::{Moved, Published, delete_for_sure, move_object};
 
 /// How many times a commit retries at a later version after another writer took its version.
 const COMMIT_RETRIES: u64 = 15;
@@ -241,7 +247,6 @@ impl ExecutionPlan for DeltaAppendExec {
 struct WrittenFile {
     /// Its path relative to the table root, as the log writes it.
     relative: String,
-    location: Path,
     size: u64,
     metadata: Arc<ParquetMetaData>,
     /// Its partition values (None: NULL), one per partition column.
@@ -255,50 +260,148 @@ async fn append(
     store: Arc<dyn ObjectStore>,
     context: Arc<TaskContext>,
 ) -> Result<u64> {
-    let written = collect(write, Arc::clone(&context)).await;
-    let mut files = Vec::new();
-    let outcome = match written {
-        Ok(_) => publish_and_commit(folder, target, &store, &mut files).await,
-        Err(e) => Err(e),
+    let moved = Published::default();
+    let mut guard = CleanUpOnDrop {
+        armed: Some((
+            folder.clone(),
+            target.clone(),
+            Arc::clone(&store),
+            moved.clone(),
+        )),
     };
+    let written = collect(write, Arc::clone(&context)).await;
+    let outcome = match written {
+        Ok(_) => publish_and_commit(folder, target, &store, &moved).await,
+        Err(e) => Err(CommitFailure::NotCommitted(e)),
+    };
+    guard.armed = None;
     match outcome {
         Ok(rows) => {
             remove_local_folder(folder, &target.root);
             Ok(rows)
         }
-        Err(e) => {
+        Err(CommitFailure::NotCommitted(e)) => {
             // nothing of the write stays: neither what it staged nor what it moved
-            for file in &files {
-                let _ = store.delete(&file.location).await;
-            }
-            let mut staged = store.list(Some(folder));
-            while let Some(Ok(meta)) = staged.next().await {
-                let _ = store.delete(&meta.location).await;
-            }
-            remove_local_folder(folder, &target.root);
+            clean_up(folder, target, store.as_ref(), &moved).await;
             Err(e)
+        }
+        Err(CommitFailure::Unknown(e)) => {
+            // the version may hold the files: they stay (unreferenced if it does not)
+            Err(e.context(format!(
+                "Delta table at {}: whether the append was committed is unknown (the log could \
+                 not be read after its commit failed); its data files were left in place",
+                target.root
+            )))
         }
     }
 }
 
-/// Moves the staged files to the table root (as `part-NNNNN-<id>.parquet`), reads their
-/// footers for the log's statistics, and commits them; the number of rows committed.
+/// Deletes what an append that did not commit staged (its folder) and moved (to the root).
+async fn clean_up(
+    folder: &Path,
+    target: &AppendTarget,
+    store: &dyn ObjectStore,
+    moved: &Published,
+) {
+    for path in moved.undo(store).await {
+        log::warn!(
+            "{path}: a data file of a failed append to the Delta table at {} could not be \
+             removed; no version of the table names it",
+            target.root
+        );
+    }
+    let staged: Vec<_> = store.list(Some(folder)).collect().await;
+    for meta in staged.into_iter().flatten() {
+        if !delete_for_sure(store, &meta.location).await {
+            log::warn!(
+                "{}: a staged file of a failed append could not be removed; it stays in the \
+                 table's hidden write folder, which no reader lists",
+                meta.location
+            );
+        }
+    }
+    remove_local_folder(folder, &target.root);
+}
+
+/// Cleans up an append whose future was dropped (the query cancelled) before it committed or
+/// failed: what it moved and staged is deleted, unless a commit of it was under way, whose
+/// outcome the log then settles first.
+struct CleanUpOnDrop {
+    armed: Option<(Path, AppendTarget, Arc<dyn ObjectStore>, Published)>,
+}
+
+impl Drop for CleanUpOnDrop {
+    fn drop(&mut self) {
+        let Some((folder, target, store, moved)) = self.armed.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            // a commit cut off in flight may have landed: the log says whether it did
+            if let Some(txn) = moved.committing() {
+                match committed_by(&target, &txn).await {
+                    Ok(false) => {}
+                    Ok(true) | Err(_) => return,
+                }
+            }
+            clean_up(&folder, &target, store.as_ref(), &moved).await;
+        });
+    }
+}
+
+/// Whether a version after the read one holds the commit of transaction `txn`.
+async fn committed_by(target: &AppendTarget, txn: &str) -> Result<bool> {
+    let mut version = target.read_version + 1;
+    loop {
+        match (target.log_store)
+            .read_commit_entry(version)
+            .await
+            .map_err(|e| DataFusionError::External(Box::new(e)))?
+        {
+            None => return Ok(false),
+            Some(entry) if transaction_of(&entry).as_deref() == Some(txn) => return Ok(true),
+            Some(_) => version += 1,
+        }
+    }
+}
+
+/// Why an append did not commit, as far as it knows.
+enum CommitFailure {
+    /// No version holds it: its files can go.
+    NotCommitted(DataFusionError),
+    /// A version may hold it: its files must stay.
+    Unknown(DataFusionError),
+}
+
+impl From<DataFusionError> for CommitFailure {
+    fn from(e: DataFusionError) -> Self {
+        CommitFailure::NotCommitted(e)
+    }
+}
+
+/// Moves the staged files to the table root (as `part-NNNNN-<id>.parquet`, each recorded in
+/// `moved` once there), reads their footers for the log's statistics, and commits them; the
+/// number of rows committed.
 async fn publish_and_commit(
     folder: &Path,
     target: &AppendTarget,
     store: &Arc<dyn ObjectStore>,
-    files: &mut Vec<WrittenFile>,
-) -> Result<u64> {
+    moved: &Published,
+) -> std::result::Result<u64, CommitFailure> {
     let mut staged: Vec<_> = store
         .list(Some(folder))
         .collect::<Vec<_>>()
         .await
         .into_iter()
-        .collect::<std::result::Result<_, _>>()?;
+        .collect::<std::result::Result<_, _>>()
+        .map_err(DataFusionError::from)?;
     staged.retain(|m| m.location.as_ref().ends_with(".parquet"));
     staged.sort_by(|a, b| a.location.cmp(&b.location));
-    let root = Path::from_url_path(target.root.path())?;
+    let root = Path::from_url_path(target.root.path()).map_err(DataFusionError::from)?;
     let id = uuid::Uuid::new_v4();
+    let mut files = vec![];
     for (n, meta) in staged.iter().enumerate() {
         let (folders, partition_values) =
             partition_folders(&meta.location, folder, &target.partition_columns)?;
@@ -308,16 +411,22 @@ async fn publish_and_commit(
             .chain([PathPart::from(name.as_str())])
             .collect();
         let relative = log_path(location.prefix_match(&root).into_iter().flatten());
-        store.rename(&meta.location, &location).await?;
-        let mut moved = meta.clone();
-        moved.location = location.clone();
-        let metadata = DFParquetMetadata::new(store.as_ref(), &moved)
+        if move_object(store.as_ref(), &meta.location, &location).await? == Moved::SourceLeft {
+            log::warn!(
+                "{}: a staged copy of an appended file could not be removed; it stays in the \
+                 table's hidden write folder, which no reader lists",
+                meta.location
+            );
+        }
+        moved.add(&location);
+        let mut at_root = meta.clone();
+        at_root.location = location.clone();
+        let metadata = DFParquetMetadata::new(store.as_ref(), &at_root)
             .with_page_index_policy(Some(PageIndexPolicy::Skip))
             .fetch_metadata()
             .await?;
         files.push(WrittenFile {
             relative,
-            location,
             size: meta.size,
             metadata,
             partition_values,
@@ -327,7 +436,7 @@ async fn publish_and_commit(
         .iter()
         .map(|f| f.metadata.file_metadata().num_rows().max(0) as u64)
         .sum();
-    commit(target, files).await?;
+    commit(target, &files, moved).await?;
     Ok(rows)
 }
 
@@ -429,18 +538,19 @@ fn add_lines(files: &[WrittenFile], columns: &[String], now: i64) -> String {
     text
 }
 
-/// A commit: its commitInfo, the protocol where shredded files need a feature `protocol`
-/// lacks, then `adds`.
+/// A commit: its commitInfo (with `txn`, the append's transaction id, as Spark's `txnId`), the
+/// protocol where shredded files need a feature `protocol` lacks, then `adds`.
 fn commit_text(
     protocol: &Value,
     shredded: bool,
     adds: &str,
     target: &AppendTarget,
-    now: i64,
+    (now, txn): (i64, &str),
 ) -> String {
     let partition_by = json!(target.partition_columns).to_string();
     let info = json!({"commitInfo": {
         "timestamp": now,
+        "txnId": txn,
         "operation": "WRITE",
         "operationParameters": {"mode": "Append", "partitionBy": partition_by},
         "readVersion": target.read_version,
@@ -584,63 +694,114 @@ fn extreme(array: &ArrayRef, least: bool) -> Option<Value> {
     })
 }
 
+/// How many times a commit request whose outcome the log says was nothing is sent again at the
+/// same version.
+const COMMIT_RESENDS: u64 = 3;
+
 /// Commits `files` at the first version after the read one that no other writer took. A
 /// version taken by a commit that changed the schema is a conflict, as is one that gave the
 /// table a writer feature appends do not honour; after another protocol change the commit
-/// retries under the new protocol.
-async fn commit(target: &AppendTarget, files: &[WrittenFile]) -> Result<()> {
+/// retries under the new protocol. A request that failed is settled by reading its version:
+/// ours (our transaction id: the request landed), another's (taken: as above), or none (sent
+/// again). `moved` records the transaction while a request is in flight, for a drop guard.
+async fn commit(
+    target: &AppendTarget,
+    files: &[WrittenFile],
+    moved: &Published,
+) -> std::result::Result<(), CommitFailure> {
     let mut version = target.read_version + 1;
     let mut protocol = target.protocol.clone();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
+    let txn = uuid::Uuid::new_v4().to_string();
     let adds = add_lines(files, &target.partition_columns, now);
     let shredded = files.iter().any(|f| is_shredded(&f.metadata));
-    for _ in 0..=COMMIT_RETRIES {
-        let text = commit_text(&protocol, shredded, &adds, target, now);
+    let (mut taken, mut resent) = (0, 0);
+    while taken <= COMMIT_RETRIES {
+        let text = commit_text(&protocol, shredded, &adds, target, (now, &txn));
         let bytes = CommitOrBytes::LogBytes(text.into_bytes().into());
-        match (target.log_store)
+        moved.set_committing(Some(&txn));
+        let sent = (target.log_store)
             .write_commit_entry(version, bytes, uuid::Uuid::new_v4())
-            .await
-        {
+            .await;
+        let failure = match sent {
             Ok(()) => return Ok(()),
-            Err(TransactionError::VersionAlreadyExists(_)) => {
-                let winner = target
-                    .log_store
-                    .read_commit_entry(version)
-                    .await
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?
-                    .unwrap_or_default();
-                match changes_table(&winner) {
-                    TableChange::None => {}
-                    TableChange::Protocol(new) if unhonoured_writer_feature(&new).is_none() => {
-                        protocol = new;
-                    }
-                    change => {
-                        let what = match change {
-                            TableChange::Protocol(new) => format!(
-                                "protocol (writer feature '{}')",
-                                unhonoured_writer_feature(&new).unwrap_or_default()
-                            ),
-                            _ => "schema".to_string(),
-                        };
-                        return exec_err!(
-                            "Delta table at {}: a concurrent commit (version {version}) changed \
-                             the table's {what}; the append was not committed",
-                            target.root
-                        );
-                    }
-                }
-                version += 1;
+            Err(TransactionError::VersionAlreadyExists(_)) => None,
+            Err(e) => Some(DataFusionError::External(Box::new(e))),
+        };
+        // the version's entry says what happened: ours, another's, or nothing
+        let entry = match target.log_store.read_commit_entry(version).await {
+            Ok(entry) => entry,
+            Err(read) => {
+                let error = failure.unwrap_or_else(|| DataFusionError::External(Box::new(read)));
+                return Err(CommitFailure::Unknown(error));
             }
-            Err(e) => return Err(DataFusionError::External(Box::new(e))),
+        };
+        moved.set_committing(None);
+        let Some(winner) = entry else {
+            // nothing there: the request did not land
+            resent += 1;
+            if resent > COMMIT_RESENDS {
+                let error = failure.unwrap_or_else(|| {
+                    DataFusionError::Execution(format!(
+                        "Delta table at {}: version {version} was taken, then gone",
+                        target.root
+                    ))
+                });
+                return Err(CommitFailure::NotCommitted(error));
+            }
+            continue;
+        };
+        if transaction_of(&winner).as_deref() == Some(txn.as_str()) {
+            return Ok(());
         }
+        match changes_table(&winner) {
+            TableChange::None => {}
+            TableChange::Protocol(new) if unhonoured_writer_feature(&new).is_none() => {
+                protocol = new;
+            }
+            change => {
+                let what = match change {
+                    TableChange::Protocol(new) => format!(
+                        "protocol (writer feature '{}')",
+                        unhonoured_writer_feature(&new).unwrap_or_default()
+                    ),
+                    _ => "schema".to_string(),
+                };
+                return Err(CommitFailure::NotCommitted(DataFusionError::Execution(
+                    format!(
+                        "Delta table at {}: a concurrent commit (version {version}) changed the \
+                     table's {what}; the append was not committed",
+                        target.root
+                    ),
+                )));
+            }
+        }
+        version += 1;
+        taken += 1;
     }
-    exec_err!(
-        "Delta table at {}: the append found {COMMIT_RETRIES} newer versions in a row and was \
+    Err(CommitFailure::NotCommitted(DataFusionError::Execution(
+        format!(
+            "Delta table at {}: the append found {COMMIT_RETRIES} newer versions in a row and was \
          not committed",
-        target.root
-    )
+            target.root
+        ),
+    )))
+}
+
+/// The transaction id (`commitInfo.txnId`) of a commit (its JSON lines), where it has one.
+fn transaction_of(commit: &[u8]) -> Option<String> {
+    commit.split(|&b| b == b'\n').find_map(|line| {
+        let action: Value = serde_json::from_slice(line).ok()?;
+        Some(
+            action
+                .get("commitInfo")?
+                .get("txnId")?
+                .as_str()?
+                .to_string(),
+        )
+    })
 }
 
 /// What a commit changed that matters to an append.
@@ -733,5 +894,25 @@ mod tests {
             Some("rowTracking")
         );
         assert_eq!(changes_table(b"not json\n"), TableChange::None);
+    }
+
+    #[test]
+    fn commits_name_their_transaction() {
+        let target = AppendTarget {
+            log_store: deltalake_core::logstore::default_logstore(
+                Arc::new(datafusion::object_store::memory::InMemory::new()),
+                Arc::new(datafusion::object_store::memory::InMemory::new()),
+                &Url::parse("memory:///t/").unwrap(),
+                &Default::default(),
+            ),
+            root: Url::parse("memory:///t/").unwrap(),
+            read_version: 4,
+            protocol: json!({}),
+            partition_columns: vec![],
+        };
+        let text = commit_text(&json!({}), false, "", &target, (1, "txn-1"));
+        assert_eq!(transaction_of(text.as_bytes()).as_deref(), Some("txn-1"));
+        assert_eq!(transaction_of(b"{\"commitInfo\":{}}\n"), None);
+        assert_eq!(transaction_of(b"not json"), None);
     }
 }

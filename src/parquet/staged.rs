@@ -1,8 +1,16 @@
 //! Atomic Parquet writes: a `COPY` or `INSERT` writes its files under staging names and publishes
 //! them (renames each to its real name) only after the whole input was written. A statement that
 //! fails, or is cancelled, deletes what it staged: no new file appears, no existing file is
-//! replaced, and readers of the table never list a half-written file (staging names do not end
-//! in the table's extension).
+//! replaced, and readers of the table never list a half-written file (staging names are hidden
+//! and do not end in the table's extension).
+//!
+//! Publishing is checked against the store: a rename whose request failed may have happened
+//! (its answer lost, or an object store's copy made and its delete refused), so the store is
+//! looked at before the write is called failed ([`move_object`]). A rename that did not happen
+//! undoes the ones before it (a directory output's files have new names: deleting them leaves
+//! the directory as it was). Where the store refuses that too, the error names each file left
+//! visible; a single output file is never half there (it is the old object or the new one).
+//! Staged copies that cannot be removed stay hidden, each named in a warning.
 //!
 //! The sink underneath (ours for variant columns, DataFusion's otherwise) is given a sink
 //! configuration whose output names are the staging names: the single output file gets a hidden
@@ -291,11 +299,37 @@ impl StagedWrite {
         Ok(files)
     }
 
-    /// Renames every staged file to its name.
-    async fn publish(&self, store: &dyn ObjectStore) -> Result<()> {
+    /// Moves every staged file to its name, recording each one published in `published`. A
+    /// move that fails undoes the ones before it (a directory output's files are new names:
+    /// deleting them leaves the directory as it was); the error names any published file that
+    /// could not be removed again. A staged copy left behind by a move that happened (a store
+    /// that copies, then failed to delete) stays under its hidden name, named in a warning.
+    async fn publish(&self, store: &dyn ObjectStore, published: &Published) -> Result<()> {
+        let mut left_behind = vec![];
         for (staged, target) in self.staged_files(store).await? {
-            store.rename(&staged, &target).await?;
+            match move_object(store, &staged, &target).await {
+                Ok(Moved::Clean) => published.add(&target),
+                Ok(Moved::SourceLeft) => {
+                    published.add(&target);
+                    left_behind.push(staged);
+                }
+                Err(error) => {
+                    warn_left_behind(&left_behind);
+                    let visible = published.undo(store).await;
+                    let error = error.context(format!("publishing {target}"));
+                    if visible.is_empty() {
+                        return Err(error);
+                    }
+                    let names: Vec<String> = visible.iter().map(|p| p.to_string()).collect();
+                    return Err(error.context(format!(
+                        "the write failed while publishing its files, and these of them could \
+                         not be removed again, so readers see them: {}",
+                        names.join(", ")
+                    )));
+                }
+            }
         }
+        warn_left_behind(&left_behind);
         self.remove_local_folder();
         Ok(())
     }
@@ -311,13 +345,18 @@ impl StagedWrite {
         }
     }
 
-    /// Deletes every staged file (best effort: the first error is returned after trying all).
+    /// Deletes every staged file (best effort: each one left is named in a warning, the first
+    /// error is returned after trying all).
     async fn discard(&self, store: &dyn ObjectStore) -> Result<()> {
         let mut first_error = None;
         for (staged, _) in self.staged_files(store).await? {
             match store.delete(&staged).await {
                 Ok(()) | Err(datafusion::object_store::Error::NotFound { .. }) => {}
                 Err(e) => {
+                    log::warn!(
+                        "{staged}: a staged file of a failed write could not be removed ({e}); \
+                         it stays under its hidden name, which no reader lists"
+                    );
                     first_error.get_or_insert(e);
                 }
             }
@@ -355,10 +394,121 @@ impl DisplayAs for StagedSink {
     }
 }
 
-/// Deletes the staged files when dropped armed: the write was cancelled (its future dropped)
-/// before it published or discarded them.
+/// The files a write has published (or moved) so far, shared with its drop guard; and, for a
+/// Delta append, the transaction whose commit request is in flight.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Published(Arc<std::sync::Mutex<PublishedState>>);
+
+#[derive(Debug, Default)]
+struct PublishedState {
+    paths: Vec<Path>,
+    committing: Option<String>,
+}
+
+impl Published {
+    pub(crate) fn add(&self, path: &Path) {
+        if let Ok(mut state) = self.0.lock() {
+            state.paths.push(path.clone());
+        }
+    }
+
+    fn take(&self) -> Vec<Path> {
+        (self.0.lock())
+            .map(|mut state| std::mem::take(&mut state.paths))
+            .unwrap_or_default()
+    }
+
+    /// Records that the commit of transaction `txn` is in flight (None: none is).
+    pub(crate) fn set_committing(&self, txn: Option<&str>) {
+        if let Ok(mut state) = self.0.lock() {
+            state.committing = txn.map(str::to_string);
+        }
+    }
+
+    /// The transaction whose commit is in flight, if any.
+    pub(crate) fn committing(&self) -> Option<String> {
+        self.0.lock().ok()?.committing.clone()
+    }
+
+    /// Deletes the files published so far; those still there after it.
+    pub(crate) async fn undo(&self, store: &dyn ObjectStore) -> Vec<Path> {
+        let mut visible = vec![];
+        for path in self.take() {
+            if !delete_for_sure(store, &path).await {
+                visible.push(path);
+            }
+        }
+        visible
+    }
+}
+
+/// Deletes `path`; whether it is gone (a delete that failed may have been applied: the store is
+/// asked).
+pub(crate) async fn delete_for_sure(store: &dyn ObjectStore, path: &Path) -> bool {
+    match store.delete(path).await {
+        Ok(()) | Err(datafusion::object_store::Error::NotFound { .. }) => true,
+        Err(_) => matches!(
+            store.head(path).await,
+            Err(datafusion::object_store::Error::NotFound { .. })
+        ),
+    }
+}
+
+/// What became of a move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Moved {
+    /// The object is at its new name, and no longer at its old one.
+    Clean,
+    /// The object is at its new name, and a copy stayed at the old one (a store that copies and
+    /// deletes, whose delete failed twice).
+    SourceLeft,
+}
+
+/// Moves `from` to `to` (the store's rename: the local store's own, a copy and a delete on
+/// object stores). A move whose request failed may have happened all the same (its answer
+/// lost, or the copy made and the delete refused), so the store is looked at then: `to` holding
+/// an object of `from`'s size that it did not hold before means it did (its source, if still
+/// there, is deleted again). Else the request's error.
+pub(crate) async fn move_object(store: &dyn ObjectStore, from: &Path, to: &Path) -> Result<Moved> {
+    use datafusion::object_store::Error::NotFound;
+    let source = store.head(from).await?;
+    let before = match store.head(to).await {
+        Ok(meta) => Some(meta),
+        Err(NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let Err(error) = store.rename(from, to).await else {
+        return Ok(Moved::Clean);
+    };
+    let arrived = match store.head(to).await {
+        Ok(now) => now.size == source.size && Some(&now) != before.as_ref(),
+        Err(_) => false,
+    };
+    if !arrived {
+        return Err(error.into());
+    }
+    Ok(if delete_for_sure(store, from).await {
+        Moved::Clean
+    } else {
+        Moved::SourceLeft
+    })
+}
+
+/// Warns of staged copies a write's moves left behind (under their hidden names, which no
+/// reader lists).
+fn warn_left_behind(paths: &[Path]) {
+    for path in paths {
+        log::warn!(
+            "{path}: a staged copy of a published file could not be removed; it stays under its \
+             hidden name, which no reader lists"
+        );
+    }
+}
+
+/// Deletes the staged files, and undoes what was published, when dropped armed: the write was
+/// cancelled (its future dropped) before it finished publishing or discarding.
 struct DiscardOnDrop {
-    write: Option<(StagedWrite, Arc<dyn ObjectStore>)>,
+    write: Option<(StagedWrite, Arc<dyn ObjectStore>, Published)>,
 }
 
 impl Drop for DiscardOnDrop {
@@ -367,14 +517,17 @@ impl Drop for DiscardOnDrop {
         // running on a blocking thread (a local file completed by a rename) still lands, and the
         // local store recreates the folders it needs: the clean-up runs again over a few seconds.
         const AGAIN_AFTER_MS: [u64; 5] = [0, 50, 250, 1000, 3000];
-        if let Some((write, store)) = self.write.take()
+        if let Some((write, store, published)) = self.write.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             let handle = runtime.clone();
             runtime.spawn_blocking(move || {
                 for delay in AGAIN_AFTER_MS {
                     std::thread::sleep(std::time::Duration::from_millis(delay));
-                    let _ = handle.block_on(write.discard(store.as_ref()));
+                    let _ = handle.block_on(async {
+                        let _ = published.undo(store.as_ref()).await;
+                        write.discard(store.as_ref()).await
+                    });
                 }
             });
         }
@@ -397,12 +550,13 @@ impl DataSink for StagedSink {
         context: &Arc<TaskContext>,
     ) -> Result<u64> {
         let store = context.runtime_env().object_store(&self.write.store)?;
+        let published = Published::default();
         let mut guard = DiscardOnDrop {
-            write: Some((self.write.clone(), Arc::clone(&store))),
+            write: Some((self.write.clone(), Arc::clone(&store), published.clone())),
         };
         let written = self.sink().write_all(data, context).await;
         let outcome = match written {
-            Ok(rows) => match self.write.publish(store.as_ref()).await {
+            Ok(rows) => match self.write.publish(store.as_ref(), &published).await {
                 Ok(()) => Ok(rows),
                 Err(e) => Err(e),
             },
@@ -410,7 +564,7 @@ impl DataSink for StagedSink {
         };
         if outcome.is_err() {
             // The sink's error is the one to report; leftovers of a failed clean-up are
-            // staging names, which no reader lists.
+            // staging names, which no reader lists (each named in a warning).
             let _ = self.write.discard(store.as_ref()).await;
         }
         guard.write = None;

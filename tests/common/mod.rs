@@ -4,6 +4,9 @@
 //! the conformance files.
 #![allow(dead_code)]
 
+pub mod faults;
+pub mod s3;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 
