@@ -2,7 +2,8 @@
 //! below a table's location, a name that starts with `.`, or with `_` unless it holds `=` (a
 //! partition folder), or that ends in `._COPYING_`, is not data, and neither is anything
 //! inside a folder so named: `_SUCCESS`, `.part-0.json.crc`, `_temporary/0/..`,
-//! `_spark_metadata/`, `_delta_log/`. A location that names such a file itself still reads it,
+//! `_spark_metadata/`, `_delta_log/`. (Spark lists `_metadata` and `_common_metadata` for its
+//! Parquet reader's summaries, and reads no rows from them; we leave them out.) A location that names such a file itself still reads it,
 //! and a glob's matches are its own (the rule applies to folders listed whole).
 //!
 //! DataFusion's `ListingTable` lists every file under a folder (a folder location even drops

@@ -27,7 +27,7 @@ pub struct InvalidVariant(String);
 
 /// How [`InvalidVariant`] appears in an error's debug text: DataFusion's row filters pass their
 /// errors on only as that text.
-pub const INVALID_VARIANT_DEBUG: &str = "InvalidVariant(";
+pub const INVALID_VARIANT_DEBUG: &str = "External(InvalidVariant(";
 
 impl std::fmt::Display for InvalidVariant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -97,6 +97,12 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
         "variant-sql worker {} listening on {address}",
         env!("CARGO_PKG_VERSION")
     );
+    if token.is_some() && args.tls_cert.is_none() && !address.ip().is_loopback() {
+        eprintln!(
+            "variant-sql worker on {address}: warning: the cluster's token reaches this worker in \
+             clear (no TLS): anyone on the way can read it; give --tls-cert and --tls-key"
+        );
+    }
     eprintln!(
         "variant-sql worker on {address}: {}, {}",
         if args.tls_cert.is_some() {

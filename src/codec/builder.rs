@@ -939,7 +939,7 @@ impl VariantBuilder {
 /// The error for a value whose containers' offsets would not fit in 32 bits.
 #[cold]
 fn too_large() -> VariantError {
-    VariantError::Malformed("a variant value cannot exceed 4 GiB".to_string())
+    VariantError::TooLarge
 }
 
 /// Appends `values` as little-endian integers of `width` bytes; one-byte values (the common

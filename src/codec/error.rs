@@ -14,6 +14,8 @@ pub enum VariantError {
     DepthLimitExceeded(usize),
     /// An object has the same key twice.
     DuplicateKey(String),
+    /// A value being built would exceed the encoding's 4 GiB (a limit, not bad bytes).
+    TooLarge,
     /// The JSON text is not valid JSON (or uses something Spark rejects); `offset` is a byte offset.
     MalformedJson {
         /// Byte offset in the input where the problem was found.
@@ -40,6 +42,7 @@ impl fmt::Display for VariantError {
                 write!(f, "nesting depth exceeds the limit of {limit}")
             }
             VariantError::DuplicateKey(k) => write!(f, "duplicate object key \"{k}\""),
+            VariantError::TooLarge => write!(f, "a variant value cannot exceed 4 GiB"),
             VariantError::MalformedJson { offset, message } => {
                 write!(f, "malformed JSON at byte {offset}: {message}")
             }
@@ -52,8 +55,8 @@ impl std::error::Error for VariantError {}
 impl VariantError {
     /// Whether the error says the bytes read are not a variant (the data is at fault, not the
     /// query): bad bounds, offsets, UTF-8 or header bits, an unknown version or type id. JSON
-    /// text errors, duplicate keys (which building also reports) and the depth limit (ours) are
-    /// not.
+    /// text errors, duplicate keys (which building also reports) and the limits (depth, size)
+    /// are not.
     pub fn is_invalid_bytes(&self) -> bool {
         matches!(
             self,

@@ -20,7 +20,7 @@ use datafusion::arrow::buffer::BooleanBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::{DFSchema, Result, ScalarValue, exec_err, plan_err};
+use datafusion::common::{DFSchema, Result, ScalarValue, exec_datafusion_err, exec_err, plan_err};
 use datafusion::execution::{SessionState, TaskContext};
 use datafusion::optimizer::simplify_expressions::{ExprSimplifier, SimplifyContext};
 use datafusion::physical_expr::utils::collect_columns;
@@ -309,10 +309,14 @@ impl Checks {
         let schema = batch.schema();
         for declared in self.table.fields() {
             let Ok(index) = schema.index_of(declared.name()) else {
-                continue;
+                return exec_err!(
+                    "Delta table at {}: the appended rows have no column {}",
+                    self.root,
+                    declared.name()
+                );
             };
             let column = batch.column(index);
-            if let Some(path) = null_in(declared, column, None, declared.name().clone()) {
+            if let Some(path) = null_in(declared, column, None, declared.name().clone())? {
                 return exec_err!(
                     "Delta table at {}: NOT NULL constraint violated for column {path}: an \
                      appended row holds NULL there; nothing was appended",
@@ -381,13 +385,13 @@ fn value_text(field: &Field, array: &ArrayRef, row: usize) -> String {
 
 /// The path of the first non-nullable field of `declared` (itself or a field inside it) that
 /// `array` holds a NULL in where its holders are not NULL (`holders`: None where every row
-/// counts). Variants are leaves.
+/// counts). Variants are leaves. An array not of the declared shape is an error.
 fn null_in(
     declared: &Field,
     array: &ArrayRef,
     holders: Option<&BooleanBuffer>,
     path: String,
-) -> Option<String> {
+) -> Result<Option<String>> {
     let nulls = array.logical_nulls();
     // the rows of `array` that count, and are not NULL
     let present = match (holders, &nulls) {
@@ -400,27 +404,33 @@ fn null_in(
         let counted = holders.map_or(array.len(), BooleanBuffer::count_set_bits);
         let present_count = present.as_ref().map_or(array.len(), |p| p.count_set_bits());
         if present_count < counted {
-            return Some(path);
+            return Ok(Some(path));
         }
     }
     if is_variant_like(declared) {
-        return None;
+        return Ok(None);
     }
+    let shape = || {
+        exec_datafusion_err!(
+            "the appended column {path} is {}, not {}",
+            array.data_type(),
+            declared.data_type()
+        )
+    };
     match declared.data_type() {
         DataType::Struct(fields) => {
-            let array = array.as_struct_opt()?;
-            fields.iter().find_map(|field| {
-                let child = array.column_by_name(field.name())?;
-                null_in(
-                    field,
-                    child,
-                    present.as_ref(),
-                    format!("{path}.{}", field.name()),
-                )
-            })
+            let array = array.as_struct_opt().ok_or_else(shape)?;
+            for field in fields {
+                let child = array.column_by_name(field.name()).ok_or_else(shape)?;
+                let inner = format!("{path}.{}", field.name());
+                if let Some(found) = null_in(field, child, present.as_ref(), inner)? {
+                    return Ok(Some(found));
+                }
+            }
+            Ok(None)
         }
         DataType::List(element) => {
-            let list = array.as_list_opt::<i32>()?;
+            let list = array.as_list_opt::<i32>().ok_or_else(shape)?;
             let offsets: Vec<usize> = list.offsets().iter().map(|&o| o as usize).collect();
             let inner = elements_of(&offsets, present.as_ref(), list.values().len());
             null_in(
@@ -431,7 +441,7 @@ fn null_in(
             )
         }
         DataType::LargeList(element) => {
-            let list = array.as_list_opt::<i64>()?;
+            let list = array.as_list_opt::<i64>().ok_or_else(shape)?;
             let offsets: Vec<usize> = list.offsets().iter().map(|&o| o as usize).collect();
             let inner = elements_of(&offsets, present.as_ref(), list.values().len());
             null_in(
@@ -442,23 +452,22 @@ fn null_in(
             )
         }
         DataType::Map(entries, _) => {
-            let map = array.as_map_opt()?;
+            let map = array.as_map_opt().ok_or_else(shape)?;
             let offsets: Vec<usize> = map.offsets().iter().map(|&o| o as usize).collect();
             let inner = elements_of(&offsets, present.as_ref(), map.entries().len());
             let DataType::Struct(fields) = entries.data_type() else {
-                return None;
+                return Err(shape());
             };
-            fields.iter().find_map(|field| {
-                let child = map.entries().column_by_name(field.name())?;
-                let name = if field.name() == "keys" || field.name() == "key" {
-                    "key"
-                } else {
-                    "value"
-                };
-                null_in(field, child, Some(&inner), format!("{path}.{name}"))
-            })
+            let names = ["key", "value"];
+            for ((field, child), name) in fields.iter().zip(map.entries().columns()).zip(names) {
+                let found = null_in(field, child, Some(&inner), format!("{path}.{name}"))?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+            Ok(None)
         }
-        _ => None,
+        _ => Ok(None),
     }
 }
 
@@ -497,7 +506,7 @@ mod tests {
             Some(NullBuffer::from(vec![true, false, true])),
         );
         let ok: ArrayRef = Arc::new(ok);
-        assert_eq!(null_in(&declared, &ok, None, "s".into()), None);
+        assert_eq!(null_in(&declared, &ok, None, "s".into()).unwrap(), None);
         let values: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, None]));
         let bad = StructArray::new(
             Fields::from(vec![a]),
@@ -506,17 +515,29 @@ mod tests {
         );
         let bad: ArrayRef = Arc::new(bad);
         assert_eq!(
-            null_in(&declared, &bad, None, "s".into()).as_deref(),
+            null_in(&declared, &bad, None, "s".into())
+                .unwrap()
+                .as_deref(),
             Some("s.a")
         );
         // a nullable column's NULL is fine, a non-nullable one's is not
         let plain: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None]));
         let nullable = Field::new("n", DataType::Int64, true);
-        assert_eq!(null_in(&nullable, &plain, None, "n".into()), None);
+        assert_eq!(null_in(&nullable, &plain, None, "n".into()).unwrap(), None);
         let required = Field::new("n", DataType::Int64, false);
         assert_eq!(
-            null_in(&required, &plain, None, "n".into()).as_deref(),
+            null_in(&required, &plain, None, "n".into())
+                .unwrap()
+                .as_deref(),
             Some("n")
+        );
+        // an array not of the declared shape is an error, not a pass
+        let not_a_struct = null_in(&declared, &plain, None, "s".into()).unwrap_err();
+        assert!(
+            not_a_struct
+                .to_string()
+                .contains("the appended column s is Int64"),
+            "{not_a_struct}"
         );
     }
 
@@ -536,14 +557,16 @@ mod tests {
             Some(NullBuffer::from(vec![true, false, true])),
         );
         let list: ArrayRef = Arc::new(list);
-        assert_eq!(null_in(&declared, &list, None, "l".into()), None);
+        assert_eq!(null_in(&declared, &list, None, "l".into()).unwrap(), None);
         let bad = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
             Some(vec![Some(1)]),
             Some(vec![None]),
         ]);
         let bad: ArrayRef = Arc::new(bad);
         assert_eq!(
-            null_in(&declared, &bad, None, "l".into()).as_deref(),
+            null_in(&declared, &bad, None, "l".into())
+                .unwrap()
+                .as_deref(),
             Some("l.element")
         );
     }

@@ -10,8 +10,9 @@
 //! found the version taken) is settled by reading the log: the version holding our transaction
 //! id is ours, never another's, so nothing is committed twice and the files of a version that
 //! did commit are never deleted. A write or commit that fails, or is cancelled, deletes the files
-//! it staged and moved: no version, and no file a reader could see, is left behind (a process
-//! killed half way leaves only files no version names).
+//! it staged and moved: no version, and no file a reader could see, is left behind (an append
+//! cancelled while its commit request was in flight keeps them, since the request may still
+//! land; a process killed half way leaves only files no version names).
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -45,7 +46,7 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::schema::READER_FEATURES;
-use crate::parquet::staged::{Moved, Published, delete_for_sure, move_object};
+use crate::parquet::staged::{MoveFailed, Moved, Published, delete_for_sure, move_object};
 
 /// How many times a commit retries at a later version after another writer took its version.
 const COMMIT_RETRIES: u64 = 15;
@@ -324,8 +325,10 @@ async fn clean_up(
 }
 
 /// Cleans up an append whose future was dropped (the query cancelled) before it committed or
-/// failed: what it moved and staged is deleted, unless a commit of it was under way, whose
-/// outcome the log then settles first.
+/// failed: what it moved and staged is deleted, unless a commit request of it was in flight.
+/// Such a request may still land after the drop (a local put on a blocking thread, an S3 PUT
+/// already at the server), so its files stay, named by that version if it landed and by none
+/// if it did not.
 struct CleanUpOnDrop {
     armed: Option<(Path, AppendTarget, Arc<dyn ObjectStore>, Published)>,
 }
@@ -335,35 +338,20 @@ impl Drop for CleanUpOnDrop {
         let Some((folder, target, store, moved)) = self.armed.take() else {
             return;
         };
+        if moved.committing().is_some() {
+            log::warn!(
+                "an append to the Delta table at {} was cancelled while its commit was in \
+                 flight: its data files stay (no version names them unless the commit landed)",
+                target.root
+            );
+            return;
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         runtime.spawn(async move {
-            // a commit cut off in flight may have landed: the log says whether it did
-            if let Some(txn) = moved.committing() {
-                match committed_by(&target, &txn).await {
-                    Ok(false) => {}
-                    Ok(true) | Err(_) => return,
-                }
-            }
             clean_up(&folder, &target, store.as_ref(), &moved).await;
         });
-    }
-}
-
-/// Whether a version after the read one holds the commit of transaction `txn`.
-async fn committed_by(target: &AppendTarget, txn: &str) -> Result<bool> {
-    let mut version = target.read_version + 1;
-    loop {
-        match (target.log_store)
-            .read_commit_entry(version)
-            .await
-            .map_err(|e| DataFusionError::External(Box::new(e)))?
-        {
-            None => return Ok(false),
-            Some(entry) if transaction_of(&entry).as_deref() == Some(txn) => return Ok(true),
-            Some(_) => version += 1,
-        }
     }
 }
 
@@ -411,12 +399,20 @@ async fn publish_and_commit(
             .chain([PathPart::from(name.as_str())])
             .collect();
         let relative = log_path(location.prefix_match(&root).into_iter().flatten());
-        if move_object(store.as_ref(), &meta.location, &location).await? == Moved::SourceLeft {
-            log::warn!(
+        match move_object(store.as_ref(), &meta.location, &location).await {
+            Ok(Moved::Clean) => {}
+            Ok(Moved::SourceLeft) => log::warn!(
                 "{}: a staged copy of an appended file could not be removed; it stays in the \
                  table's hidden write folder, which no reader lists",
                 meta.location
-            );
+            ),
+            Err(MoveFailed { error, maybe_moved }) => {
+                // a new name: one that may have arrived is deleted with the others
+                if maybe_moved {
+                    moved.add(&location);
+                }
+                return Err(error.into());
+            }
         }
         moved.add(&location);
         let mut at_root = meta.clone();

@@ -130,7 +130,8 @@ impl tonic::service::Interceptor for TokenCheck {
         match request.metadata().get("authorization") {
             None => Err(Status::unauthenticated(
                 "this worker takes calls that carry the cluster's token only, and none was sent \
-                 (give the coordinator the token: --worker-token-file or VARIANT_SQL_WORKER_TOKEN)",
+                 (give the caller the token: a coordinator's --worker-token-file, a worker's \
+                 --token-file, or VARIANT_SQL_WORKER_TOKEN)",
             )),
             Some(sent) if token.admits(sent.as_bytes()) => Ok(request),
             Some(_) => Err(Status::unauthenticated(
@@ -164,6 +165,16 @@ pub fn check_listen(
          any plan with this worker's credentials. Give --token-file (or {TOKEN_ENV}), listen on \
          loopback (127.0.0.1), or pass --insecure to accept that"
     )))
+}
+
+/// Whether `url`'s host is a loopback address (or `localhost`).
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
 }
 
 /// A worker's TLS: its certificate chain and private key, PEM files.
@@ -216,9 +227,16 @@ impl WorkerSecurity {
         Ok(self.with_ca_pem(pem))
     }
 
-    /// `endpoint` (to the worker at `url`) with TLS where `url` is `https://`.
+    /// `endpoint` (to the worker at `url`) with TLS where `url` is `https://`. A token sent in
+    /// clear beyond loopback is warned of.
     pub(crate) fn secured(&self, url: &Url, endpoint: Endpoint) -> Result<Endpoint> {
         if url.scheme() != "https" {
+            if self.token.is_some() && !is_loopback(url) {
+                log::warn!(
+                    "the cluster's token goes to {url} in clear (plain HTTP/2): anyone on the \
+                     way can read it; serve the workers with TLS and call them https://"
+                );
+            }
             return Ok(endpoint);
         }
         install_crypto_provider();

@@ -71,33 +71,38 @@ pub fn parse_worker_urls(list: &str) -> Result<Vec<Url>> {
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a suspect's probe stands before it is probed again.
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(5);
+/// How long after the error that made it a suspect a worker is first probed.
+pub const FIRST_PROBE_AFTER: Duration = Duration::from_secs(1);
 
 /// The workers a transport error came through since they were last seen answering, each with
-/// its last probe (when, and whether its port answered): shared by a coordinator's
-/// [`WorkerList`] and its [`WorkerChannels`]. Probes run on threads of their own, never on the
-/// thread that plans a query.
+/// when it may be probed next: shared by a coordinator's [`WorkerList`] and its
+/// [`WorkerChannels`]. Probes run on threads of their own, never on the thread that plans a
+/// query.
 #[derive(Debug, Default, Clone)]
 struct Suspects(Arc<Mutex<HashMap<Url, Suspect>>>);
 
 /// What is known of a suspect.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Suspect {
-    /// Its last probe: when, and whether its port answered.
-    probe: Option<Probe>,
+    /// When it may be probed (again).
+    probe_after: Instant,
     /// Whether a probe of it is under way.
     probing: bool,
 }
 
-/// When a suspect was last probed, and whether its port answered.
-type Probe = (Instant, bool);
-
 impl Suspects {
-    /// Makes `url` a suspect (not probed yet), and probes it.
+    /// Makes `url` a suspect, to be probed after [`FIRST_PROBE_AFTER`] (a worker that was just
+    /// killed may still take connections for a moment).
     fn add(&self, url: &Url) {
         if let Ok(mut suspects) = self.0.lock() {
-            suspects.insert(url.clone(), Suspect::default());
+            suspects.insert(
+                url.clone(),
+                Suspect {
+                    probe_after: Instant::now() + FIRST_PROBE_AFTER,
+                    probing: false,
+                },
+            );
         }
-        self.probe(url);
     }
 
     /// Makes a suspect of every worker `error` names (`worker <url>`, at any depth: a worker
@@ -120,16 +125,9 @@ impl Suspects {
         }
     }
 
-    /// Starts a probe of `url` on a thread of its own, unless one is under way. One whose port
-    /// answers is a suspect no more.
+    /// Starts a probe of `url` on a thread of its own. One whose port answers is a suspect no
+    /// more; else it is probed again after [`PROBE_INTERVAL`].
     fn probe(&self, url: &Url) {
-        match self.0.lock() {
-            Ok(mut suspects) => match suspects.get_mut(url) {
-                Some(suspect) if !suspect.probing => suspect.probing = true,
-                _ => return,
-            },
-            Err(_) => return,
-        }
         let (suspects, probed) = (self.clone(), url.clone());
         let started = std::thread::Builder::new()
             .name("variant-worker-probe".into())
@@ -140,7 +138,7 @@ impl Suspects {
                         list.remove(&probed);
                     } else if let Some(suspect) = list.get_mut(&probed) {
                         *suspect = Suspect {
-                            probe: Some((Instant::now(), false)),
+                            probe_after: Instant::now() + PROBE_INTERVAL,
                             probing: false,
                         };
                     }
@@ -155,20 +153,21 @@ impl Suspects {
     }
 
     /// Whether `url` should be left out of the next query: a suspect that has not answered a
-    /// probe since it became one. A probe older than [`PROBE_INTERVAL`] is started again (in
-    /// the background: this never waits for it).
+    /// probe since it became one. A probe that is due is started (in the background: this
+    /// never waits for it).
     fn is_down(&self, url: &Url) -> bool {
-        let suspect = match self.0.lock() {
-            Ok(suspects) => match suspects.get(url) {
+        let due = match self.0.lock() {
+            Ok(mut suspects) => match suspects.get_mut(url) {
                 None => return false,
-                Some(suspect) => *suspect,
+                Some(suspect) if !suspect.probing && Instant::now() >= suspect.probe_after => {
+                    suspect.probing = true;
+                    true
+                }
+                Some(_) => false,
             },
             Err(_) => return false,
         };
-        let stale = suspect
-            .probe
-            .is_none_or(|(at, _)| at.elapsed() >= PROBE_INTERVAL);
-        if stale {
+        if due {
             self.probe(url);
         }
         true
@@ -209,8 +208,8 @@ fn accepts_connections(url: &Url) -> bool {
 
 /// A fixed list of workers, the coordinator's [`WorkerResolver`]. A worker that could not be
 /// reached during a query (its [`WorkerChannels`] report it) is left out of the queries planned
-/// from then on, and probed at once in the background (again every [`PROBE_INTERVAL`] while it
-/// does not answer): as soon as its port accepts a connection, it is back. So a coordinator goes
+/// from then on, and probed in the background after [`FIRST_PROBE_AFTER`] (again every
+/// [`PROBE_INTERVAL`] while it does not answer): once its port accepts a connection, it is back. So a coordinator goes
 /// on with the workers that are left, and planning never waits for a probe. When none is left,
 /// all are used, and the query's error names them.
 #[derive(Debug, Clone)]
@@ -517,7 +516,7 @@ mod tests {
         );
         // the probe stands: `down` stays out without being probed again
         let stood = list.suspects.0.lock().unwrap()[&down];
-        assert!(stood.probe.is_some() && !stood.probing, "{stood:?}");
+        assert!(!stood.probing, "{stood:?}");
         assert_eq!(list.get_urls().unwrap(), std::slice::from_ref(&up));
         assert_eq!(list.suspects.0.lock().unwrap()[&down], stood);
         assert!(!list.suspects.0.lock().unwrap().contains_key(&up));

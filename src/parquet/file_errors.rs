@@ -98,6 +98,15 @@ pub(crate) fn unreadable(error: &DataFusionError) -> Option<Unreadable> {
         if e.is::<InvalidVariant>() {
             return Some(Unreadable::Corrupt);
         }
+        // a row filter's error, which the reader passes on as the text of DataFusion's error:
+        // the query's, unless that error said the file's values are not variants
+        if let Some(arrow) = e.downcast_ref::<datafusion::arrow::error::ArrowError>()
+            && arrow.to_string().contains(ROW_FILTER_ERROR)
+        {
+            return (arrow.to_string())
+                .contains(INVALID_VARIANT_DEBUG)
+                .then_some(Unreadable::Corrupt);
+        }
         source = e.source();
     }
     use datafusion::arrow::error::ArrowError;
@@ -453,12 +462,20 @@ mod tests {
         assert_eq!(unreadable(&cast), None);
         let function = DataFusionError::Execution("variant_get: cannot cast \"x\"".into());
         assert_eq!(unreadable(&function), None);
-        let filter = |inner: DataFusionError| {
+        // (as the parquet crate passes on a row filter's error, and as older ones did)
+        let filter = |inner: &DataFusionError| {
+            DataFusionError::ParquetError(Box::new(ParquetError::from(ArrowError::ComputeError(
+                format!("Error evaluating filter predicate: {inner:?}"),
+            ))))
+        };
+        let filter_as_text = |inner: &DataFusionError| {
             DataFusionError::ParquetError(Box::new(ParquetError::ArrowError(format!(
                 "Compute error: Error evaluating filter predicate: {inner:?}"
             ))))
         };
-        assert_eq!(unreadable(&filter(function)), None);
+        assert_eq!(unreadable(&filter(&function)), None);
+        assert_eq!(unreadable(&filter_as_text(&function)), None);
+        assert_eq!(unreadable(&filter(&cast)), None);
         // values that are not variants are the file's, wherever they are read
         let invalid = crate::variant_array::invalid_variant("to_json: malformed variant");
         assert_eq!(
@@ -466,7 +483,23 @@ mod tests {
             Some(Unreadable::Corrupt)
         );
         let invalid = crate::variant_array::invalid_variant("to_json: malformed variant");
-        assert_eq!(unreadable(&filter(invalid)), Some(Unreadable::Corrupt));
+        assert_eq!(unreadable(&filter(&invalid)), Some(Unreadable::Corrupt));
+        assert_eq!(
+            unreadable(&filter_as_text(&invalid)),
+            Some(Unreadable::Corrupt)
+        );
+        // a value that merely quotes the marker's name is no invalid variant
+        let quoted = DataFusionError::Execution("cannot cast \"InvalidVariant(\" to INT".into());
+        assert_eq!(unreadable(&filter(&quoted)), None);
+        // the codec's limits are no bad bytes; bytes that are not a variant are
+        let limit =
+            crate::variant_array::codec_error("to_variant", crate::codec::VariantError::TooLarge);
+        assert_eq!(unreadable(&limit), None);
+        let unknown = crate::variant_array::codec_error(
+            "to_json",
+            crate::codec::VariantError::UnknownPrimitiveType(63),
+        );
+        assert_eq!(unreadable(&unknown), Some(Unreadable::Corrupt));
         // I/O: a short file is corrupt, a refused read is not
         let short = DataFusionError::IoError(std::io::ErrorKind::UnexpectedEof.into());
         assert_eq!(unreadable(&short), Some(Unreadable::Corrupt));

@@ -25,7 +25,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::{Result, internal_err};
+use datafusion::common::{DataFusionError, Result, internal_err};
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::FileSinkConfig;
 use datafusion::datasource::sink::{DataSink, DataSinkExec};
@@ -313,10 +313,22 @@ impl StagedWrite {
                     published.add(&target);
                     left_behind.push(staged);
                 }
-                Err(error) => {
+                Err(MoveFailed { error, maybe_moved }) => {
                     warn_left_behind(&left_behind);
+                    // a directory output's file has a new name: one that may have arrived is
+                    // deleted with the others (a single output file may be the old one: kept)
+                    if maybe_moved && matches!(self.staging, Staging::Directory { .. }) {
+                        published.add(&target);
+                    }
                     let visible = published.undo(store).await;
-                    let error = error.context(format!("publishing {target}"));
+                    let error = match (&self.staging, maybe_moved) {
+                        (Staging::File { .. }, true) => error.context(format!(
+                            "publishing {target}: whether it was replaced is unknown (its \
+                             rename failed and the store could not be asked); it is the old \
+                             file or the new one, whole"
+                        )),
+                        _ => error.context(format!("publishing {target}")),
+                    };
                     if visible.is_empty() {
                         return Err(error);
                     }
@@ -464,12 +476,41 @@ pub(crate) enum Moved {
     SourceLeft,
 }
 
+/// A move that failed.
+#[derive(Debug)]
+pub(crate) struct MoveFailed {
+    /// The request's error.
+    pub error: DataFusionError,
+    /// Whether it may have happened all the same: the store could not be asked.
+    pub maybe_moved: bool,
+}
+
+impl From<DataFusionError> for MoveFailed {
+    fn from(error: DataFusionError) -> Self {
+        MoveFailed {
+            error,
+            maybe_moved: false,
+        }
+    }
+}
+
+impl From<datafusion::object_store::Error> for MoveFailed {
+    fn from(error: datafusion::object_store::Error) -> Self {
+        DataFusionError::from(error).into()
+    }
+}
+
 /// Moves `from` to `to` (the store's rename: the local store's own, a copy and a delete on
 /// object stores). A move whose request failed may have happened all the same (its answer
 /// lost, or the copy made and the delete refused), so the store is looked at then: `to` holding
 /// an object of `from`'s size that it did not hold before means it did (its source, if still
-/// there, is deleted again). Else the request's error.
-pub(crate) async fn move_object(store: &dyn ObjectStore, from: &Path, to: &Path) -> Result<Moved> {
+/// there, is deleted again). Else the request's error, saying whether the store could not be
+/// asked (the move may have happened).
+pub(crate) async fn move_object(
+    store: &dyn ObjectStore,
+    from: &Path,
+    to: &Path,
+) -> std::result::Result<Moved, MoveFailed> {
     use datafusion::object_store::Error::NotFound;
     let source = store.head(from).await?;
     let before = match store.head(to).await {
@@ -482,7 +523,13 @@ pub(crate) async fn move_object(store: &dyn ObjectStore, from: &Path, to: &Path)
     };
     let arrived = match store.head(to).await {
         Ok(now) => now.size == source.size && Some(&now) != before.as_ref(),
-        Err(_) => false,
+        Err(NotFound { .. }) => false,
+        Err(_) => {
+            return Err(MoveFailed {
+                error: error.into(),
+                maybe_moved: true,
+            });
+        }
     };
     if !arrived {
         return Err(error.into());

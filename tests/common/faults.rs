@@ -57,6 +57,9 @@ pub enum Fault {
     /// Every write from this position on is refused (the store, or the permission, is gone);
     /// reads and lists still answer.
     WritesGone(usize),
+    /// The store applies it, its answer is lost, and from then on every request fails, reads
+    /// too (the network gone): the client cannot even look at what happened.
+    Partitioned(usize),
 }
 
 impl Fault {
@@ -67,15 +70,18 @@ impl Fault {
             Fault::AnswerLost(_) => "applied, answer lost",
             Fault::Retried(_) => "applied, retried",
             Fault::WritesGone(_) => "every write refused from here on",
+            Fault::Partitioned(_) => "applied, answer lost, then nothing answers",
         }
     }
 
     /// Its position.
     pub fn at(&self) -> usize {
         match *self {
-            Fault::Refused(n) | Fault::AnswerLost(n) | Fault::Retried(n) | Fault::WritesGone(n) => {
-                n
-            }
+            Fault::Refused(n)
+            | Fault::AnswerLost(n)
+            | Fault::Retried(n)
+            | Fault::WritesGone(n)
+            | Fault::Partitioned(n) => n,
         }
     }
 }
@@ -152,6 +158,12 @@ impl FaultyStore {
         self.state.lock().unwrap().met
     }
 
+    /// Whether reads fail now: after a [`Fault::Partitioned`] was met.
+    fn reads_fail(&self) -> bool {
+        let state = self.state.lock().unwrap();
+        matches!(state.fault, Some(Fault::Partitioned(n)) if state.requests.len() >= n)
+    }
+
     /// Counts `request`: what it meets.
     fn count(&self, request: Request) -> Fate {
         let mut state = self.state.lock().unwrap();
@@ -162,6 +174,8 @@ impl FaultyStore {
             Some(Fault::AnswerLost(n)) if n == position => Fate::Lose { retried: false },
             Some(Fault::Retried(n)) if n == position => Fate::Lose { retried: true },
             Some(Fault::WritesGone(n)) if position >= n && request.writes() => Fate::Refuse,
+            Some(Fault::Partitioned(n)) if n == position => Fate::Lose { retried: false },
+            Some(Fault::Partitioned(n)) if position > n => Fate::Refuse,
             _ => Fate::Pass,
         };
         if fate != Fate::Pass {
@@ -242,10 +256,16 @@ impl ObjectStore for FaultyStore {
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        if self.reads_fail() {
+            return Err(injected("read refused"));
+        }
         self.inner.get_opts(location, options).await
     }
 
     async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+        if self.reads_fail() {
+            return Err(injected("read refused"));
+        }
         self.inner.get_ranges(location, ranges).await
     }
 

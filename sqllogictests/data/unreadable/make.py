@@ -11,6 +11,8 @@ Two more folders hold both good files and a file whose bytes are sound:
   file whose `n` no integer cast takes (the query's error, never a corrupt file);
 - bad_variant/bad_variant.parquet: ids 201-203 whose v is not a variant (value byte 0xFC, an
   unknown primitive type), written unshredded.
+text_column/ holds numbers.parquet (ids 1-100, s = the id as text) and words.parquet (ids
+101-110, s = "w<id>"): plain text whose cast to INT fails, in a filter the reader evaluates.
 """
 import os
 import shutil
@@ -61,3 +63,14 @@ for folder, name, first, last, kwargs in [
     copy(first, last, os.path.join(folder, name), **kwargs)
 for g in ["good_0.parquet", "good_1.parquet"]:
     os.remove(g)
+
+os.makedirs("text_column", exist_ok=True)
+for name, first, last, text in [
+    ("numbers.parquet", 1, 100, "CAST(id AS VARCHAR)"),
+    ("words.parquet", 101, 110, "'w' || id"),
+]:
+    sql = (
+        f"COPY (SELECT id, {text} AS s FROM generate_series({first}, {last}) AS t(id)) "
+        f"TO 'text_column/{name}' STORED AS PARQUET"
+    )
+    subprocess.run([variant_sql, "-q", "--no-sample", "-c", sql], check=True, capture_output=True)
