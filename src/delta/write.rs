@@ -15,6 +15,7 @@
 //! land; a process killed half way leaves only files no version names).
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, UInt64Array};
@@ -262,6 +263,7 @@ async fn append(
     context: Arc<TaskContext>,
 ) -> Result<u64> {
     let moved = Published::default();
+    let committing = Arc::new(AtomicBool::new(false));
     let mut guard = CleanUpOnDrop {
         armed: Some((
             folder.clone(),
@@ -269,10 +271,11 @@ async fn append(
             Arc::clone(&store),
             moved.clone(),
         )),
+        committing: Arc::clone(&committing),
     };
     let written = collect(write, Arc::clone(&context)).await;
     let outcome = match written {
-        Ok(_) => publish_and_commit(folder, target, &store, &moved).await,
+        Ok(_) => publish_and_commit(folder, target, &store, (&moved, &committing)).await,
         Err(e) => Err(CommitFailure::NotCommitted(e)),
     };
     guard.armed = None;
@@ -331,6 +334,8 @@ async fn clean_up(
 /// if it did not.
 struct CleanUpOnDrop {
     armed: Option<(Path, AppendTarget, Arc<dyn ObjectStore>, Published)>,
+    /// Whether a commit request is in flight.
+    committing: Arc<AtomicBool>,
 }
 
 impl Drop for CleanUpOnDrop {
@@ -338,7 +343,7 @@ impl Drop for CleanUpOnDrop {
         let Some((folder, target, store, moved)) = self.armed.take() else {
             return;
         };
-        if moved.committing().is_some() {
+        if self.committing.load(Ordering::SeqCst) {
             log::warn!(
                 "an append to the Delta table at {} was cancelled while its commit was in \
                  flight: its data files stay (no version names them unless the commit landed)",
@@ -370,13 +375,13 @@ impl From<DataFusionError> for CommitFailure {
 }
 
 /// Moves the staged files to the table root (as `part-NNNNN-<id>.parquet`, each recorded in
-/// `moved` once there), reads their footers for the log's statistics, and commits them; the
-/// number of rows committed.
+/// `moved` once there), reads their footers for the log's statistics, and commits them
+/// (`committing` set while a commit request is in flight); the number of rows committed.
 async fn publish_and_commit(
     folder: &Path,
     target: &AppendTarget,
     store: &Arc<dyn ObjectStore>,
-    moved: &Published,
+    (moved, committing): (&Published, &AtomicBool),
 ) -> std::result::Result<u64, CommitFailure> {
     let mut staged: Vec<_> = store
         .list(Some(folder))
@@ -432,7 +437,7 @@ async fn publish_and_commit(
         .iter()
         .map(|f| f.metadata.file_metadata().num_rows().max(0) as u64)
         .sum();
-    commit(target, &files, moved).await?;
+    commit(target, &files, committing).await?;
     Ok(rows)
 }
 
@@ -699,11 +704,12 @@ const COMMIT_RESENDS: u64 = 3;
 /// table a writer feature appends do not honour; after another protocol change the commit
 /// retries under the new protocol. A request that failed is settled by reading its version:
 /// ours (our transaction id: the request landed), another's (taken: as above), or none (sent
-/// again). `moved` records the transaction while a request is in flight, for a drop guard.
+/// again). `committing` is set while a request is in flight (for a drop guard), and left set
+/// when the outcome is unknown.
 async fn commit(
     target: &AppendTarget,
     files: &[WrittenFile],
-    moved: &Published,
+    committing: &AtomicBool,
 ) -> std::result::Result<(), CommitFailure> {
     let mut version = target.read_version + 1;
     let mut protocol = target.protocol.clone();
@@ -717,7 +723,7 @@ async fn commit(
     while taken <= COMMIT_RETRIES {
         let text = commit_text(&protocol, shredded, &adds, target, (now, &txn));
         let bytes = CommitOrBytes::LogBytes(text.into_bytes().into());
-        moved.set_committing(Some(&txn));
+        committing.store(true, Ordering::SeqCst);
         let sent = (target.log_store)
             .write_commit_entry(version, bytes, uuid::Uuid::new_v4())
             .await;
@@ -734,7 +740,7 @@ async fn commit(
                 return Err(CommitFailure::Unknown(error));
             }
         };
-        moved.set_committing(None);
+        committing.store(false, Ordering::SeqCst);
         let Some(winner) = entry else {
             // nothing there: the request did not land
             resent += 1;

@@ -406,40 +406,22 @@ impl DisplayAs for StagedSink {
     }
 }
 
-/// The files a write has published (or moved) so far, shared with its drop guard; and, for a
-/// Delta append, the transaction whose commit request is in flight.
+/// The files a write has published (or moved) so far, shared with its drop guard.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Published(Arc<std::sync::Mutex<PublishedState>>);
-
-#[derive(Debug, Default)]
-struct PublishedState {
-    paths: Vec<Path>,
-    committing: Option<String>,
-}
+pub(crate) struct Published(Arc<std::sync::Mutex<Vec<Path>>>);
 
 impl Published {
+    /// Records `path` as published.
     pub(crate) fn add(&self, path: &Path) {
-        if let Ok(mut state) = self.0.lock() {
-            state.paths.push(path.clone());
+        if let Ok(mut paths) = self.0.lock() {
+            paths.push(path.clone());
         }
     }
 
     fn take(&self) -> Vec<Path> {
         (self.0.lock())
-            .map(|mut state| std::mem::take(&mut state.paths))
+            .map(|mut paths| std::mem::take(&mut *paths))
             .unwrap_or_default()
-    }
-
-    /// Records that the commit of transaction `txn` is in flight (None: none is).
-    pub(crate) fn set_committing(&self, txn: Option<&str>) {
-        if let Ok(mut state) = self.0.lock() {
-            state.committing = txn.map(str::to_string);
-        }
-    }
-
-    /// The transaction whose commit is in flight, if any.
-    pub(crate) fn committing(&self) -> Option<String> {
-        self.0.lock().ok()?.committing.clone()
     }
 
     /// Deletes the files published so far; those still there after it.
