@@ -1,4 +1,5 @@
 //! One-call registration of everything this crate provides.
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::catalog::Session;
@@ -6,7 +7,7 @@ use datafusion::catalog::TableFunction;
 use datafusion::common::config::TableOptions;
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::Result;
-use datafusion::execution::{FunctionRegistry, SessionStateBuilder};
+use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
 use datafusion::logical_expr::planner::{ExprPlanner, RelationPlanner};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
 use datafusion::optimizer::Analyzer;
@@ -25,12 +26,14 @@ use crate::parquet::{
     VariantTableOptions, WholeValueFiltersIntoScan,
 };
 use crate::sql::{
-    ColonPathPlanner, LateralExplodeRule, UnionToVariant, VariantCastRewrite, VariantCoercion,
-    VariantComparisonPlanner, VariantExplodePlanner, VariantOrderingCheck, VariantTypePlanner,
-    WholeValueReadsIntoScan, variant_choice_functions,
+    ColonPathPlanner, LateralExplodeRule, UnionToVariant, VariantAccessPlanner, VariantCastRewrite,
+    VariantCoercion, VariantComparisonPlanner, VariantExplodePlanner, VariantOrderingCheck,
+    VariantTypePlanner, WholeValueReadsIntoScan, variant_choice_functions,
 };
 
-/// Registers every function of this crate with `ctx`, the `v:path` operator, casts of variants
+/// Registers every function of this crate with `ctx`, the `v:path` operator, paths in
+/// DataFusion's own syntax (`v['a'][0]`, `v->'a'`, `v->>'a'`; the state is built again from
+/// itself to put the planner before DataFusion's, see `planners_first`), casts of variants
 /// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`, `CAST(x AS VARIANT)`), `variant_explode` in FROM
 /// (also `LATERAL`), JSON display of variants, the `parquet` file format reading variant
 /// columns as variants, and `CREATE EXTERNAL TABLE .. STORED AS PARQUET` making tables that
@@ -65,8 +68,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
         extensions.insert(VariantConfig::default());
     }
     extensions.insert(KernelMemory::new(pool));
-    state.register_expr_planner(Arc::new(ColonPathPlanner))?;
-    state.register_expr_planner(Arc::new(VariantComparisonPlanner))?;
+    planners_first(&mut state, expr_planners());
     state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
     state.register_function_rewrite(Arc::new(VariantCoercion))?;
     state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
@@ -97,6 +99,91 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     Ok(())
 }
 
+/// Our expression planners, which must come before DataFusion's: its field access planner
+/// plans every `x['a']` as a struct's field, a variant's too.
+fn expr_planners() -> Vec<Arc<dyn ExprPlanner>> {
+    vec![
+        Arc::new(VariantAccessPlanner),
+        Arc::new(ColonPathPlanner),
+        Arc::new(VariantComparisonPlanner),
+    ]
+}
+
+/// Puts `ours` before the planners `state` has. A live session's state can only add a planner
+/// at the end, so the state is built again from itself with the planners in that order; its
+/// functions are registered again in an order that gives every name the function it has now
+/// (where an application's function took a name from another, under an alias of the other).
+fn planners_first(state: &mut SessionState, ours: Vec<Arc<dyn ExprPlanner>>) {
+    let planners: Vec<_> = ours
+        .into_iter()
+        .chain(state.expr_planners().iter().cloned())
+        .collect();
+    let scalar = same_names(state.scalar_functions(), |f| (f.name(), f.aliases()));
+    let aggregate = same_names(state.aggregate_functions(), |f| (f.name(), f.aliases()));
+    let window = same_names(state.window_functions(), |f| (f.name(), f.aliases()));
+    let higher_order = same_names(state.higher_order_functions(), |f| (f.name(), f.aliases()));
+    let session_id = state.session_id().to_string();
+    *state = SessionStateBuilder::new_from_existing(state.clone())
+        .with_session_id(session_id)
+        .with_expr_planners(planners)
+        .with_scalar_functions(scalar)
+        .with_aggregate_functions(aggregate)
+        .with_window_functions(window)
+        .with_higher_order_functions(higher_order)
+        .build();
+}
+
+/// The functions of a registry's `map` (each under its name and aliases, but where a later one
+/// took a name) in an order whose registration gives the same map: a function before every
+/// function that took one of its names.
+fn same_names<T>(
+    map: &HashMap<String, Arc<T>>,
+    names: impl Fn(&T) -> (&str, &[String]),
+) -> Vec<Arc<T>> {
+    let mut functions: Vec<Arc<T>> = vec![];
+    for function in map.values() {
+        if !functions.iter().any(|f| Arc::ptr_eq(f, function)) {
+            functions.push(Arc::clone(function));
+        }
+    }
+    // takers[i]: the functions that took a name of function i
+    let index = |f: &Arc<T>| functions.iter().position(|g| Arc::ptr_eq(g, f));
+    let takers: Vec<Vec<usize>> = (functions.iter())
+        .map(|function| {
+            let (name, aliases) = names(function);
+            std::iter::once(name)
+                .chain(aliases.iter().map(String::as_str))
+                .filter_map(|n| map.get(n))
+                .filter(|owner| !Arc::ptr_eq(owner, function))
+                .filter_map(index)
+                .collect()
+        })
+        .collect();
+    // registered after all it took names from: Kahn's order over "i before its takers"
+    let mut waiting = vec![0usize; functions.len()];
+    for taken in &takers {
+        for &t in taken {
+            waiting[t] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..functions.len()).filter(|&i| waiting[i] == 0).collect();
+    let mut order = vec![];
+    while let Some(i) = ready.pop() {
+        order.push(Arc::clone(&functions[i]));
+        for &t in &takers[i] {
+            waiting[t] -= 1;
+            if waiting[t] == 0 {
+                ready.push(t);
+            }
+        }
+    }
+    if order.len() < functions.len() {
+        // (no sequence of registrations makes a cycle: the map as it is, in any order)
+        return functions;
+    }
+    order
+}
+
 /// Adds everything [`register_all`] does, plus the `VARIANT` type name, to a
 /// `SessionStateBuilder`:
 /// `register_all_with_state(SessionStateBuilder::new().with_default_features()).build()`.
@@ -118,13 +205,10 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
         .aggregate_functions()
         .get_or_insert_with(Vec::new)
         .extend(aggregate_functions());
-    builder.expr_planners().get_or_insert_with(Vec::new).splice(
-        0..0,
-        [
-            Arc::new(ColonPathPlanner) as Arc<dyn ExprPlanner>,
-            Arc::new(VariantComparisonPlanner),
-        ],
-    );
+    builder
+        .expr_planners()
+        .get_or_insert_with(Vec::new)
+        .splice(0..0, expr_planners());
     builder
         .analyzer()
         .get_or_insert_with(Analyzer::new)

@@ -1,5 +1,6 @@
 //! `:` bound as Spark binds it through the library's entry points, and what
-//! `SessionContext::sql` (whose parser DataFusion 55 gives no hook) does with the same text.
+//! `SessionContext::sql` (whose parser DataFusion 55 gives no hook) does with the same text;
+//! subscripts and `->`/`->>` on variants in a plain session.
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Int64Type;
 use datafusion::prelude::SessionContext;
@@ -47,4 +48,68 @@ async fn session_sql_names_the_fix_instead_of_misreading() {
         batches[0].column(0).as_primitive::<Int64Type>().value(0),
         11
     );
+}
+
+/// `v['a']['b']`, `->` and `->>` in a plain `SessionContext` given `register_all` (no entry point
+/// of ours): the planner goes before DataFusion's field access planner, which would take
+/// `v['user']` for a struct's field; the session keeps every function under its own name.
+#[tokio::test]
+async fn paths_in_plain_sessions() {
+    use datafusion::arrow::array::StringArray;
+    use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
+
+    let ctx = SessionContext::new();
+    // an application's function that takes a name of DataFusion's (`date_trunc`, whose alias
+    // `datetrunc` stays DataFusion's)
+    let mine: ScalarUDF = create_udf(
+        "date_trunc",
+        vec![datafusion::arrow::datatypes::DataType::Int64],
+        datafusion::arrow::datatypes::DataType::Int64,
+        Volatility::Immutable,
+        std::sync::Arc::new(|_: &[ColumnarValue]| {
+            Ok(ColumnarValue::Scalar(
+                datafusion::common::ScalarValue::Int64(Some(42)),
+            ))
+        }),
+    );
+    ctx.register_udf(mine);
+    let session_id = ctx.session_id();
+    register_all(&ctx).unwrap();
+    assert_eq!(ctx.session_id(), session_id);
+
+    let sql = "SELECT v['user']['id']::int AS id, v->>'kind' AS kind, v->'items'->1 AS second \
+               FROM (SELECT parse_json('{\"user\": {\"id\": \"7\"}, \"kind\": \"click\", \"items\": [1, 2]}') AS v)";
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let id = batches[0]
+        .column(0)
+        .as_primitive::<datafusion::arrow::datatypes::Int32Type>();
+    assert_eq!(id.value(0), 7);
+    let kind = batches[0]
+        .column(1)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    assert_eq!(kind.value(0), "click");
+
+    // the application's date_trunc is still the one `date_trunc` names
+    let batches = ctx
+        .sql("SELECT date_trunc(1)")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        batches[0].column(0).as_primitive::<Int64Type>().value(0),
+        42
+    );
+    // and structs keep DataFusion's field access
+    let batches = ctx
+        .sql("SELECT named_struct('a', 5)['a']")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(batches[0].column(0).as_primitive::<Int64Type>().value(0), 5);
 }

@@ -33,6 +33,15 @@ def test_functions_syntax_and_casts(ctx):
     assert result.columns == ("id", "tag", "json", "amount")
 
 
+def test_subscripts_and_arrows_on_variants(ctx):
+    result = ctx.sql(
+        """SELECT v['user']['id']::int AS id, v['tags'][1] AS tag, v->>'kind' AS kind
+           FROM (SELECT parse_json('{"user": {"id": "7"}, "tags": ["a", "b"], "kind": "click"}') AS v)"""
+    )
+    # tags[1] is the second element: variant paths count from 0
+    assert result.to_pylist() == [{"id": 7, "tag": "b", "kind": "click"}]
+
+
 def test_colon_paths_bind_as_in_spark(ctx):
     # Spark's answer: 1 + (5 * 2) and -5, not ((1 + v):a) * 2
     result = ctx.sql(

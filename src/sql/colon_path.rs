@@ -147,7 +147,9 @@ fn bracket_end(r: &str) -> Option<usize> {
     None
 }
 
-fn push_key(out: &mut String, key: &str, text: &str) -> Result<()> {
+/// Appends the path segment of object key `key` to `out` (`.key`, or `['key']` where it holds
+/// `.` or `[`); `text` is the path written, for errors.
+pub(super) fn push_key(out: &mut String, key: &str, text: &str) -> Result<()> {
     if !key.is_empty() && !key.contains(['.', '[']) {
         out.push('.');
         out.push_str(key);
