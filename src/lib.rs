@@ -81,4 +81,5 @@ pub mod sql;
 pub mod variant_array;
 pub mod variant_schema;
 
+pub use functions::expr_fn;
 pub use register::{register_all, register_all_with_state, session_context};

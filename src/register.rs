@@ -22,8 +22,8 @@ use crate::json_files::{
     VariantJsonTableFactory,
 };
 use crate::parquet::{
-    SampleUnderSort, VariantConfig, VariantParquetFormatFactory, VariantTableFactory,
-    VariantTableOptions, WholeValueFiltersIntoScan,
+    ParquetWritesAsVariant, SampleUnderSort, VariantConfig, VariantParquetFormatFactory,
+    VariantTableFactory, VariantTableOptions, WholeValueFiltersIntoScan,
 };
 use crate::sql::{
     ColonPathPlanner, LateralExplodeRule, UnionToVariant, VariantAccessPlanner, VariantCastRewrite,
@@ -75,6 +75,7 @@ pub fn register_all(ctx: &SessionContext) -> Result<()> {
     state.register_relation_planner(Arc::new(ReadJsonVariantPlanner))?;
     state.add_analyzer_rule(Arc::new(LateralExplodeRule));
     state.add_analyzer_rule(Arc::new(VariantOrderingCheck));
+    state.add_analyzer_rule(Arc::new(ParquetWritesAsVariant));
     state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
     let parquet_tables = state
         .table_factories()
@@ -219,6 +220,7 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     analyzer.rules.insert(0, Arc::new(UnionToVariant));
     analyzer.rules.push(Arc::new(LateralExplodeRule));
     analyzer.rules.push(Arc::new(VariantOrderingCheck));
+    analyzer.rules.push(Arc::new(ParquetWritesAsVariant));
     builder
         .relation_planners()
         .get_or_insert_with(Vec::new)

@@ -1210,3 +1210,36 @@ fn decrypted_schema(path: &Path) -> parquet::schema::types::SchemaDescPtr {
         .unwrap();
     metadata.file_metadata().schema_descr_ptr()
 }
+
+/// `DataFrame::write_parquet` (DataFusion's DataFrame writer, which names its own Parquet
+/// format) writes variant files as `COPY` does: the VARIANT annotation, shredded columns, the
+/// DataFrame's writer options kept.
+#[tokio::test]
+async fn dataframe_writes_are_variant_files() {
+    use datafusion::dataframe::DataFrameWriteOptions;
+    let dir = scratch_dir("parquet_variant", "dataframe-write");
+    let file = dir.join("events.parquet");
+    let ctx = SessionContext::new();
+    datafusion_parquet_variant::register_all(&ctx).unwrap();
+    let df = ctx
+        .sql("SELECT n AS id, parse_json('{\"a\": ' || n || '}') AS v FROM generate_series(1, 100) AS t(n)")
+        .await
+        .unwrap();
+    let mut options = datafusion::config::TableParquetOptions::default();
+    options.global.max_row_group_size = 10;
+    df.write_parquet(path_str(&file), DataFrameWriteOptions::new(), Some(options))
+        .await
+        .unwrap();
+    let text = parquet_schema_text(&file);
+    assert_eq!(text.matches("(VARIANT(Some(1)))").count(), 1, "{text}");
+    assert!(text.contains("typed_value"), "{text}");
+    let metadata = datafusion::parquet::file::reader::SerializedFileReader::new(
+        std::fs::File::open(&file).unwrap(),
+    )
+    .unwrap();
+    use datafusion::parquet::file::reader::FileReader;
+    assert_eq!(metadata.metadata().num_row_groups(), 10);
+    create_parquet_table(&ctx, "written", &file).await;
+    let sum = rows(&query(&ctx, "SELECT sum(v:a::bigint) FROM written").await);
+    assert_eq!(sum, ["5050"]);
+}

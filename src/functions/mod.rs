@@ -4,6 +4,7 @@ use std::sync::Arc;
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF, ScalarUDFImpl};
 
 pub mod common;
+pub mod expr_fn;
 pub mod is_valid_variant;
 pub mod is_variant_null;
 pub mod mutate;

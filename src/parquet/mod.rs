@@ -26,6 +26,7 @@
 //! from the leaves they need and other uses are reassembled ([`VariantExprAdapterFactory`]); an
 //! application's own expression adapter plugs in through
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
+mod dataframe_writes;
 mod expr_adapter;
 mod facts;
 pub mod file_errors;
@@ -59,6 +60,7 @@ use datafusion::datasource::listing::{
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::{DataFrame, SessionContext};
 
+pub use dataframe_writes::ParquetWritesAsVariant;
 pub use expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use input_sample::SampleUnderSort;
