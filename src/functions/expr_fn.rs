@@ -39,6 +39,12 @@ pub fn try_parse_json(json: Expr) -> Expr {
     try_parse_json::try_parse_json_udf().call(vec![json])
 }
 
+/// `from_json(json, 'variant')`: as [`try_parse_json`] (Spark's PERMISSIVE mode), blank text
+/// NULL too.
+pub fn from_json(json: Expr) -> Expr {
+    from_json::from_json_udf().call(vec![json, lit("variant")])
+}
+
 /// `to_json(v)`: the variant as JSON text.
 pub fn to_json(variant: Expr) -> Expr {
     to_json::to_json_udf().call(vec![variant])

@@ -5,6 +5,7 @@ use datafusion::logical_expr::{AggregateUDF, ScalarUDF, ScalarUDFImpl};
 
 pub mod common;
 pub mod expr_fn;
+pub mod from_json;
 pub mod is_valid_variant;
 pub mod is_variant_null;
 pub mod mutate;
@@ -53,6 +54,7 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
     vec![
         parse_json::parse_json_udf(),
         try_parse_json::try_parse_json_udf(),
+        from_json::from_json_udf(),
         to_json::to_json_udf(),
         is_variant_null::is_variant_null_udf(),
         variant_get::variant_get_udf(),

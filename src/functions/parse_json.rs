@@ -55,11 +55,13 @@ pub(crate) enum OnError {
     Null,
 }
 
-/// Parses every row of a string column into variants.
+/// Parses every row of a string column into variants; empty or blank text is NULL where
+/// `blank_is_null` (`from_json`), else malformed.
 pub(crate) fn parse_json_array(
     function: &str,
     array: &ArrayRef,
     on_error: OnError,
+    blank_is_null: bool,
 ) -> Result<ArrayRef> {
     let mut parser = JsonParser::new();
     let mut builder = VariantBuilder::new();
@@ -68,7 +70,7 @@ pub(crate) fn parse_json_array(
     let text_bytes = string_bytes(array);
     let mut out = VariantArrayBuilder::with_byte_capacity(array.len(), text_bytes / 2, text_bytes);
     for_each_string(function, array, |_, s| {
-        let Some(s) = s else {
+        let Some(s) = s.filter(|s| !(blank_is_null && s.trim().is_empty())) else {
             out.append_null();
             return Ok(());
         };
@@ -106,7 +108,7 @@ impl ScalarUDFImpl for ParseJson {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         invoke_unary(self.name(), args, |a| {
-            parse_json_array(self.name(), a, OnError::Fail)
+            parse_json_array(self.name(), a, OnError::Fail, false)
         })
     }
 

@@ -57,7 +57,7 @@ impl ScalarUDFImpl for TryParseJson {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         invoke_unary(self.name(), args, |a| {
-            parse_json_array(self.name(), a, OnError::Null)
+            parse_json_array(self.name(), a, OnError::Null, false)
         })
     }
 
