@@ -26,9 +26,9 @@
 //! # }
 //! ```
 //!
-//! [`register_all_with_state`] does the same on a `SessionStateBuilder` and adds what DataFusion
-//! takes only when a state is built (the `VARIANT` type name); [`session_context`] is a session
-//! built that way. With `default-features = false` the library leaves out the command-line
+//! [`register_all_with_state`] does the same on a `SessionStateBuilder` (`register_all` builds
+//! the context's state again from itself with it); [`session_context`] is a session built that
+//! way. With `default-features = false` the library leaves out the command-line
 //! program (feature `cli`) and the sqllogictest engine (feature `slt`).
 //!
 //! The modules, bottom-up (each uses only those before it; `ARCHITECTURE.md` has the map):

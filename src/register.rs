@@ -7,7 +7,7 @@ use datafusion::catalog::TableFunction;
 use datafusion::common::config::TableOptions;
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::Result;
-use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
+use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::planner::{ExprPlanner, RelationPlanner};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
 use datafusion::optimizer::Analyzer;
@@ -32,72 +32,46 @@ use crate::sql::{
 };
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, paths in
-/// DataFusion's own syntax (`v['a'][0]`, `v->'a'`, `v->>'a'`; the state is built again from
-/// itself to put the planner before DataFusion's, see `planners_first`), casts of variants
-/// (`CAST(v AS INT)`, `v::int`, `TRY_CAST`, `CAST(x AS VARIANT)`), `variant_explode` in FROM
-/// (also `LATERAL`), JSON display of variants, the `parquet` file format reading variant
-/// columns as variants, and `CREATE EXTERNAL TABLE .. STORED AS PARQUET` making tables that
-/// logical plans can carry (around the session's own factory; [`crate::parquet`]), and JSON
-/// files as variants (`read_json_variant(..)`, `STORED AS JSON_VARIANT`; [`crate::json_files`]).
+/// DataFusion's own syntax (`v['a'][0]`, `v->'a'`, `v->>'a'`), casts of variants (`CAST(v AS
+/// INT)`, `v::int`, `TRY_CAST`, `CAST(x AS VARIANT)`), the `VARIANT` type name, `variant_explode`
+/// in FROM (also `LATERAL`), JSON display of variants, the `parquet` file format reading
+/// variant columns as variants, and `CREATE EXTERNAL TABLE .. STORED AS PARQUET` making tables
+/// that logical plans can carry (around the session's own factory; [`crate::parquet`]), and JSON
+/// files as variants (`read_json_variant(..)`, `STORED AS JSON_VARIANT`; [`crate::json_files`]):
+/// everything [`register_all_with_state`] adds to a builder.
 ///
-/// The `VARIANT` type name needs a type planner, and computing whole-value reads of a filter in
-/// the scan ([`crate::parquet::WholeValueFiltersIntoScan`]) a physical optimizer rule; DataFusion
-/// 55 accepts both only when the session state is built: use [`register_all_with_state`] (or
-/// [`session_context`]) for them. (Rebuilding the context's state from itself would not do: it
-/// registers the functions again in no fixed order, so where two claim a name, e.g. an
-/// application's `date_trunc` over DataFusion's, either may win.)
+/// DataFusion 55 takes some of these only when a state is built (a type planner, physical
+/// optimizer rules) or only at the end of its lists (expression planners, analyzer rules, which
+/// must come before DataFusion's own), so the context's state is built again from itself with
+/// them: its catalogs, tables, settings, runtime and the functions it had stay, each name
+/// naming the function it named (where an application's function took a name from another,
+/// under an alias of the other).
 pub fn register_all(ctx: &SessionContext) -> Result<()> {
-    for udf in scalar_functions()
-        .into_iter()
-        .chain(variant_choice_functions())
-    {
-        ctx.register_udf(udf.as_ref().clone());
-    }
-    for udaf in aggregate_functions() {
-        ctx.register_udaf(udaf.as_ref().clone());
-    }
-    ctx.register_table_options_extension(VariantTableOptions::default());
-    ctx.register_udtf(READ_JSON_VARIANT, Arc::new(ReadJsonVariant));
-    ctx.add_optimizer_rule(Arc::new(WholeValueReadsIntoScan));
     let state = ctx.state_ref();
     let mut state = state.write();
-    let pool = Arc::clone(&state.runtime_env().memory_pool);
-    let extensions = &mut state.config_mut().options_mut().extensions;
-    // kept when the configuration has them already (a session's copy, its `SET`s included)
-    if extensions.get::<VariantConfig>().is_none() {
-        extensions.insert(VariantConfig::default());
-    }
-    extensions.insert(KernelMemory::new(pool));
-    planners_first(&mut state, expr_planners());
-    state.register_function_rewrite(Arc::new(VariantCastRewrite))?;
-    state.register_function_rewrite(Arc::new(VariantCoercion))?;
-    state.register_relation_planner(Arc::new(VariantExplodePlanner))?;
-    state.register_relation_planner(Arc::new(ReadJsonVariantPlanner))?;
-    state.add_analyzer_rule(Arc::new(LateralExplodeRule));
-    state.add_analyzer_rule(Arc::new(VariantOrderingCheck));
-    state.add_analyzer_rule(Arc::new(ParquetWritesAsVariant));
-    state.register_file_format(Arc::new(VariantParquetFormatFactory::new()), true)?;
-    let parquet_tables = state
-        .table_factories()
-        .get("PARQUET")
-        .cloned()
-        .unwrap_or_else(|| Arc::new(DefaultTableFactory::new()));
-    state.table_factories_mut().insert(
-        "PARQUET".to_string(),
-        Arc::new(VariantTableFactory::wrapping(parquet_tables)),
-    );
-    state
-        .table_factories_mut()
-        .insert(JSON_VARIANT.to_string(), Arc::new(VariantJsonTableFactory));
-    #[cfg(feature = "delta")]
-    state.table_factories_mut().insert(
-        crate::delta::DELTATABLE.to_string(),
-        Arc::new(crate::delta::DeltaTableFactory),
-    );
-    state
-        .extension_type_registry()
-        .add_extension_type_registration(variant_extension_registration())?;
+    // the registry of extension types the session has, with ours (the builder's own would
+    // leave out the session's)
+    let registry = Arc::clone(state.extension_type_registry());
+    registry.add_extension_type_registration(variant_extension_registration())?;
+    *state = register_all_with_state(from_existing(&state))
+        .with_extension_type_registry(registry)
+        .build();
     Ok(())
+}
+
+/// A builder of `state` as it is: its session id, and its functions in an order whose
+/// registration gives every name the function it has now.
+fn from_existing(state: &SessionState) -> SessionStateBuilder {
+    let scalar = same_names(state.scalar_functions(), |f| (f.name(), f.aliases()));
+    let aggregate = same_names(state.aggregate_functions(), |f| (f.name(), f.aliases()));
+    let window = same_names(state.window_functions(), |f| (f.name(), f.aliases()));
+    let higher_order = same_names(state.higher_order_functions(), |f| (f.name(), f.aliases()));
+    SessionStateBuilder::new_from_existing(state.clone())
+        .with_session_id(state.session_id().to_string())
+        .with_scalar_functions(scalar)
+        .with_aggregate_functions(aggregate)
+        .with_window_functions(window)
+        .with_higher_order_functions(higher_order)
 }
 
 /// Our expression planners, which must come before DataFusion's: its field access planner
@@ -108,30 +82,6 @@ fn expr_planners() -> Vec<Arc<dyn ExprPlanner>> {
         Arc::new(ColonPathPlanner),
         Arc::new(VariantComparisonPlanner),
     ]
-}
-
-/// Puts `ours` before the planners `state` has. A live session's state can only add a planner
-/// at the end, so the state is built again from itself with the planners in that order; its
-/// functions are registered again in an order that gives every name the function it has now
-/// (where an application's function took a name from another, under an alias of the other).
-fn planners_first(state: &mut SessionState, ours: Vec<Arc<dyn ExprPlanner>>) {
-    let planners: Vec<_> = ours
-        .into_iter()
-        .chain(state.expr_planners().iter().cloned())
-        .collect();
-    let scalar = same_names(state.scalar_functions(), |f| (f.name(), f.aliases()));
-    let aggregate = same_names(state.aggregate_functions(), |f| (f.name(), f.aliases()));
-    let window = same_names(state.window_functions(), |f| (f.name(), f.aliases()));
-    let higher_order = same_names(state.higher_order_functions(), |f| (f.name(), f.aliases()));
-    let session_id = state.session_id().to_string();
-    *state = SessionStateBuilder::new_from_existing(state.clone())
-        .with_session_id(session_id)
-        .with_expr_planners(planners)
-        .with_scalar_functions(scalar)
-        .with_aggregate_functions(aggregate)
-        .with_window_functions(window)
-        .with_higher_order_functions(higher_order)
-        .build();
 }
 
 /// The functions of a registry's `map` (each under its name and aliases, but where a later one

@@ -103,6 +103,17 @@ async fn paths_in_plain_sessions() {
         batches[0].column(0).as_primitive::<Int64Type>().value(0),
         42
     );
+    // what DataFusion takes only when a state is built: the VARIANT type name, a union's
+    // widening to VARIANT (an analyzer rule before DataFusion's type coercion)
+    ctx.sql("CREATE TABLE typed (v VARIANT)").await.unwrap();
+    let batches = ctx
+        .sql("SELECT to_json(x) FROM (SELECT parse_json('1') AS x UNION ALL SELECT 'two')")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
     // and structs keep DataFusion's field access
     let batches = ctx
         .sql("SELECT named_struct('a', 5)['a']")

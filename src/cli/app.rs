@@ -1,7 +1,6 @@
 //! The `variant-sql` program: arguments, session set-up and the choice between `-c` / `-f` and
 //! the interactive REPL.
 use std::env;
-use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -10,9 +9,6 @@ use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionConfig;
-use datafusion::execution::memory_pool::{
-    FairSpillPool, GreedyMemoryPool, MemoryPool, TrackConsumersPool,
-};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::ExplainFormat;
 use datafusion::prelude::SessionContext;
@@ -20,12 +16,12 @@ use datafusion_cli::catalog::DynamicObjectStoreCatalog;
 use datafusion_cli::functions::ParquetMetadataFunc;
 use datafusion_cli::object_storage::instrumented::InstrumentedObjectStoreRegistry;
 use datafusion_cli::object_storage::{StdinCarriesCommands, is_stdin_location};
-use datafusion_cli::pool_type::PoolType;
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
 use super::context::VariantCliContext;
 use super::exec::{exec_commands, exec_files};
+use super::memory::MemoryArgs;
 use super::object_stores::EnvObjectStoreRegistry;
 use super::repl::exec_from_repl;
 use crate::sample::{TABLE_NAME, register_sample};
@@ -140,24 +136,6 @@ pub struct Args {
     pub complete: bool,
 }
 
-/// The memory pool's settings, shared by the SQL program and its workers.
-#[derive(Debug, clap::Args, PartialEq)]
-pub struct MemoryArgs {
-    /// The memory pool's limit, e.g. '512m' or '10g' (suffixes b, k, m, g, t; no limit when not
-    /// given). A query that needs more spills where it can, else fails with DataFusion's
-    /// resources-exhausted error naming the largest consumers.
-    #[arg(short = 'm', long, value_parser = parse_memory_limit)]
-    pub memory_limit: Option<usize>,
-
-    /// The memory pool type with --memory-limit: 'greedy' or 'fair'.
-    #[arg(long, default_value_t = PoolType::Greedy)]
-    pub mem_pool_type: PoolType,
-
-    /// How many of the largest memory consumers an out-of-memory error names (0: no tracking).
-    #[arg(long, default_value = "3")]
-    pub top_memory_consumers: usize,
-}
-
 /// What `variant-sql` runs instead of SQL.
 #[cfg(feature = "distributed")]
 #[derive(Debug, clap::Subcommand, PartialEq)]
@@ -198,53 +176,11 @@ fn parse_batch_size(size: &str) -> Result<usize, String> {
     }
 }
 
-/// A byte count with an optional binary suffix (b, k/kb, m/mb, g/gb, t/tb; any case), as
-/// datafusion-cli reads `--memory-limit`.
-fn parse_memory_limit(size: &str) -> Result<usize, String> {
-    let lower = size.to_lowercase();
-    let digits = lower
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(lower.len());
-    let (number, suffix) = lower.split_at(digits);
-    let shift = match suffix {
-        "" | "b" => 0,
-        "k" | "kb" => 10,
-        "m" | "mb" => 20,
-        "g" | "gb" => 30,
-        "t" | "tb" => 40,
-        _ => return Err(format!("Invalid memory pool size '{size}'")),
-    };
-    let number: usize = number
-        .parse()
-        .map_err(|_| format!("Invalid numeric value in memory pool size '{size}'"))?;
-    number
-        .checked_mul(1usize << shift)
-        .ok_or_else(|| format!("memory pool size '{size}' is too large"))
-}
-
 #[cfg(feature = "distributed")]
 fn parse_workers(list: &str) -> Result<String, String> {
     crate::distributed::workers::parse_worker_urls(list)
         .map(|_| list.to_string())
         .map_err(|e| e.strip_backtrace())
-}
-
-impl MemoryArgs {
-    /// The memory pool of `--memory-limit` (None: DataFusion's unbounded default).
-    pub fn pool(&self) -> Option<Arc<dyn MemoryPool>> {
-        let limit = self.memory_limit?;
-        let top = NonZeroUsize::new(self.top_memory_consumers);
-        Some(match (&self.mem_pool_type, top) {
-            (PoolType::Greedy, None) => Arc::new(GreedyMemoryPool::new(limit)),
-            (PoolType::Greedy, Some(top)) => {
-                Arc::new(TrackConsumersPool::new(GreedyMemoryPool::new(limit), top))
-            }
-            (PoolType::Fair, None) => Arc::new(FairSpillPool::new(limit)),
-            (PoolType::Fair, Some(top)) => {
-                Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top))
-            }
-        })
-    }
 }
 
 fn parse_file(file: &str) -> Result<String, String> {
@@ -414,6 +350,7 @@ async fn run_slt(args: &Args) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion_cli::pool_type::PoolType;
 
     #[test]
     fn parses_flags_like_datafusion_cli() {
@@ -470,13 +407,6 @@ mod tests {
         assert_eq!(args.memory.mem_pool_type, PoolType::Greedy);
         assert!(args.memory.pool().is_none());
 
-        assert_eq!(parse_memory_limit("1024"), Ok(1024));
-        assert_eq!(parse_memory_limit("2KB"), Ok(2048));
-        assert_eq!(parse_memory_limit("10G"), Ok(10 << 30));
-        assert_eq!(parse_memory_limit("1t"), Ok(1 << 40));
-        for bad in ["", "m", "-1m", "1x", "1.5g", "99999999999999999999t"] {
-            assert!(parse_memory_limit(bad).is_err(), "{bad}");
-        }
         for bad in [
             ["-b", "0"],
             ["-m", "lots"],

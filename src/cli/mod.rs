@@ -7,6 +7,7 @@
 //! - [`context`]: the session wrapper handed to datafusion-cli.
 //! - [`exec`]: `-c` / `-f` execution, with our JSON printer for `json` / `nd-json`.
 //! - [`json_output`]: the JSON printers.
+//! - [`memory`]: the memory pool's settings, the program's and its workers'.
 //! - [`repl`]: the interactive shell, datafusion-cli's loop with our statement execution.
 //! - `worker` (feature `distributed`): `variant-sql worker`, a datafusion-distributed worker.
 //! - [`object_stores`]: object stores made from the environment on first use (workers, and table
@@ -16,6 +17,7 @@ pub mod app;
 pub mod context;
 pub mod exec;
 pub mod json_output;
+pub mod memory;
 pub mod object_stores;
 pub mod repl;
 #[cfg(feature = "distributed")]

@@ -11,7 +11,7 @@ use datafusion_distributed::{DistributedTaskContext, Worker, WorkerQueryContext}
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
-use super::app::MemoryArgs;
+use super::memory::MemoryArgs;
 use super::object_stores::EnvObjectStoreRegistry;
 use crate::distributed::auth::{
     WorkerSecurity, WorkerToken, authenticated, check_listen, server_tls,

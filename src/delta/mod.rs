@@ -7,6 +7,7 @@ mod checks;
 mod files;
 mod renamed_fields;
 mod schema;
+mod store;
 mod table;
 mod write;
 

@@ -15,7 +15,6 @@ use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::datasource::physical_plan::FileSinkConfig;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder};
 use datafusion::datasource::table_schema::TableSchema;
-use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::functions::expr_fn::{encode, regexp_like};
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::utils::conjunction;
@@ -31,9 +30,7 @@ use delta_kernel::table_features::ColumnMappingMode;
 use deltalake_core::kernel::transaction::TransactionError;
 use deltalake_core::kernel::{EagerSnapshot, StructTypeExt};
 use deltalake_core::logstore::CommitOrBytes;
-use deltalake_core::logstore::{
-    LogStore, LogStoreFactory, ObjectStoreRef, StorageConfig, default_logstore, logstore_factories,
-};
+use deltalake_core::logstore::LogStore;
 use deltalake_core::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
@@ -44,6 +41,7 @@ use super::schema::{
     check_reader_features, delta_schema, nested_nullable, new_table_protocol, physical_fields,
     with_variants,
 };
+use super::store::{ensure_log_store_factory, log_store, store_url};
 use super::write::{
     AppendTarget, DeltaAppendExec, HEX_FOLDER_PREFIX, unhonoured_writer_feature, write_folder,
 };
@@ -336,47 +334,9 @@ fn table_root(location: &str) -> Result<Url> {
     Ok(url)
 }
 
-/// The object store's part of `root` (scheme and authority).
-pub(crate) fn store_url(root: &Url) -> Result<ObjectStoreUrl> {
-    ObjectStoreUrl::parse(&root[..url::Position::BeforePath])
-}
-
 /// Our Parquet format with the session's Parquet options: the data files' reader and writer.
 fn parquet_format(state: &dyn Session) -> Result<Arc<dyn FileFormat>> {
     VariantParquetFormatFactory::new().create(state, &HashMap::new())
-}
-
-/// deltalake-core keeps logs only where a log store factory is registered for the scheme (it
-/// registers `file` and `memory`): for any other scheme this registers its default log store,
-/// over the object store the session gives (`put` if absent commits, where the store has it).
-fn ensure_log_store_factory(root: &Url) {
-    let Ok(scheme) = Url::parse(&format!("{}://", root.scheme())) else {
-        return;
-    };
-    let factories = logstore_factories();
-    if factories.get(&scheme).is_none() {
-        factories.insert(scheme, Arc::new(SessionStoreLogs));
-    }
-}
-
-/// The default log store over the session's object store.
-struct SessionStoreLogs;
-
-impl LogStoreFactory for SessionStoreLogs {
-    fn with_options(
-        &self,
-        prefixed_store: ObjectStoreRef,
-        root_store: ObjectStoreRef,
-        location: &Url,
-        options: &StorageConfig,
-    ) -> deltalake_core::DeltaResult<Arc<dyn LogStore>> {
-        Ok(default_logstore(
-            prefixed_store,
-            root_store,
-            location,
-            options,
-        ))
-    }
 }
 
 #[async_trait]
@@ -760,21 +720,6 @@ fn is_not_a_table(e: &DataFusionError) -> bool {
         ),
         _ => false,
     }
-}
-
-/// The log store of the table at `root`, over the object store `runtime` has for it.
-pub(crate) fn log_store(
-    runtime: &datafusion::execution::runtime_env::RuntimeEnv,
-    root: &Url,
-) -> Result<deltalake_core::logstore::LogStoreRef> {
-    let store = runtime.object_store(store_url(root)?)?;
-    ensure_log_store_factory(root);
-    Ok(DeltaTableBuilder::from_url(root.clone())
-        .map_err(external)?
-        .with_storage_backend(store, root.clone())
-        .build()
-        .map_err(external)?
-        .log_store())
 }
 
 /// Creates an empty Delta table of `schema` at `location`: version 0 of its log, with the

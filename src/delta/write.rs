@@ -150,7 +150,7 @@ impl DeltaAppendExec {
         (protocol, partition_columns): (Value, Vec<String>),
         runtime: &RuntimeEnv,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let log_store = super::table::log_store(runtime, &root)?;
+        let log_store = super::store::log_store(runtime, &root)?;
         let target = AppendTarget {
             log_store,
             root,
@@ -229,7 +229,7 @@ impl ExecutionPlan for DeltaAppendExec {
         let write = Arc::clone(&self.write);
         let folder = self.folder.clone();
         let target = self.target.clone();
-        let store = (context.runtime_env()).object_store(super::table::store_url(&target.root)?)?;
+        let store = (context.runtime_env()).object_store(super::store::store_url(&target.root)?)?;
         let once = futures::stream::once(async move {
             let rows = append(write, &folder, &target, store, context).await?;
             RecordBatch::try_new(

@@ -19,6 +19,101 @@ use crate::from_arrow::{ArrowToVariant, check_convertible};
 use crate::shredding::variant_column;
 use crate::variant_array::VariantArrayBuilder;
 
+/// A mutator's UDF: its struct, its `ScalarUDFImpl` (the variant type returned, the value
+/// argument checked where `with_value`, `invoke` run on the arguments), its documentation and
+/// its `*_udf` function, written once for the seven mutators (as DataFusion's
+/// `make_udf_function!` writes its own functions); each keeps a file of its own.
+macro_rules! mutator_udf {
+    (
+        $(#[$meta:meta])*
+        struct $udf:ident;
+        name: $name:literal,
+        udf: $udf_fn:ident,
+        signature: $signature:expr,
+        with_value: $with_value:expr,
+        invoke: $invoke:expr,
+        description: $description:literal,
+        syntax: $syntax:literal,
+        example: $example:literal,
+        arguments: [$(($arg:literal, $arg_doc:literal)),* $(,)?] $(,)?
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, PartialEq, Eq, Hash)]
+        pub struct $udf {
+            signature: datafusion::logical_expr::Signature,
+        }
+
+        impl Default for $udf {
+            fn default() -> Self {
+                $udf {
+                    signature: $signature,
+                }
+            }
+        }
+
+        impl datafusion::logical_expr::ScalarUDFImpl for $udf {
+            fn name(&self) -> &str {
+                $name
+            }
+
+            fn signature(&self) -> &datafusion::logical_expr::Signature {
+                &self.signature
+            }
+
+            fn return_type(
+                &self,
+                _arg_types: &[datafusion::arrow::datatypes::DataType],
+            ) -> datafusion::common::Result<datafusion::arrow::datatypes::DataType> {
+                Ok($crate::variant_array::variant_data_type())
+            }
+
+            fn return_field_from_args(
+                &self,
+                args: datafusion::logical_expr::ReturnFieldArgs,
+            ) -> datafusion::common::Result<datafusion::arrow::datatypes::FieldRef> {
+                $crate::functions::mutate::mutator_return_field($name, &args, $with_value)
+            }
+
+            fn invoke_with_args(
+                &self,
+                args: datafusion::logical_expr::ScalarFunctionArgs,
+            ) -> datafusion::common::Result<datafusion::logical_expr::ColumnarValue> {
+                let invoke: fn(
+                    &str,
+                    datafusion::logical_expr::ScalarFunctionArgs,
+                ) -> datafusion::common::Result<datafusion::logical_expr::ColumnarValue> = $invoke;
+                invoke($name, args)
+            }
+
+            fn documentation(&self) -> Option<&datafusion::logical_expr::Documentation> {
+                static DOC: std::sync::LazyLock<datafusion::logical_expr::Documentation> =
+                    std::sync::LazyLock::new(|| {
+                        datafusion::logical_expr::Documentation::builder(
+                            $crate::functions::common::DOC_SECTION_VARIANT,
+                            $description,
+                            $syntax,
+                        )
+                        .with_sql_example($example)
+                        $(.with_argument($arg, $arg_doc))*
+                        .build()
+                    });
+                Some(&DOC)
+            }
+        }
+
+        #[doc = concat!("The `", $name, "` function.")]
+        pub fn $udf_fn() -> std::sync::Arc<datafusion::logical_expr::ScalarUDF> {
+            static UDF: std::sync::LazyLock<std::sync::Arc<datafusion::logical_expr::ScalarUDF>> =
+                std::sync::LazyLock::new(|| {
+                    std::sync::Arc::new(datafusion::logical_expr::ScalarUDF::from($udf::default()))
+                });
+            std::sync::Arc::clone(&UDF)
+        }
+    };
+}
+
+pub(crate) use mutator_udf;
+
 /// How many variant nulls one edit may pad into arrays, in total over the path's indexes (an
 /// index past the end of an array pads up to it): more is rejected instead of building a huge
 /// value.

@@ -1,75 +1,22 @@
 //! `try_variant_insert(variant, path, value)`: like `variant_insert`, but NULL where the insert is not possible.
-use std::sync::{Arc, LazyLock};
+use datafusion::logical_expr::{Signature, Volatility};
 
-use datafusion::arrow::datatypes::{DataType, FieldRef};
-use datafusion::common::Result;
-use datafusion::logical_expr::{
-    ColumnarValue, Documentation, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl,
-    Signature, Volatility,
-};
+use super::mutate::{Edit, invoke_mutator, mutator_udf};
 
-use super::common::DOC_SECTION_VARIANT;
-use super::mutate::{Edit, invoke_mutator, mutator_return_field};
-use crate::variant_array::variant_data_type;
-
-/// The `try_variant_insert` UDF.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct TryVariantInsert {
-    signature: Signature,
-}
-
-impl Default for TryVariantInsert {
-    fn default() -> Self {
-        TryVariantInsert {
-            signature: Signature::any(3, Volatility::Immutable),
-        }
-    }
-}
-
-static DOC: LazyLock<Documentation> = LazyLock::new(|| {
-    Documentation::builder(
-        DOC_SECTION_VARIANT,
-        "Inserts value at path: a new object field (NULL if the key exists), or an array element at the index, shifting later elements right and padding with variant nulls past the end. Missing intermediate objects are created; a segment that meets the wrong kind of value gives NULL. Any SQL NULL argument gives NULL.",
-        "try_variant_insert(variant, path, value)",
-    )
-    .with_sql_example(
-        "```sql\n> SELECT to_json(try_variant_insert(parse_json('[\"a\",\"b\"]'), '$[1]', 'z'));\n[\"a\",\"z\",\"b\"]\n```",
-    )
-    .with_argument("variant", "A VARIANT value.")
-    .with_argument("path", "A path in variant_get's grammar (`$.a.b[0]`).")
-    .with_argument("value", "The value to write; any type, converted as CAST(value AS VARIANT).")
-    .build()
-});
-
-impl ScalarUDFImpl for TryVariantInsert {
-    fn name(&self) -> &str {
-        "try_variant_insert"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(variant_data_type())
-    }
-
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        mutator_return_field(self.name(), &args, true)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        invoke_mutator(self.name(), Edit::Insert, true, args)
-    }
-
-    fn documentation(&self) -> Option<&Documentation> {
-        Some(&DOC)
-    }
-}
-
-/// The `try_variant_insert` function.
-pub fn try_variant_insert_udf() -> Arc<ScalarUDF> {
-    static UDF: LazyLock<Arc<ScalarUDF>> =
-        LazyLock::new(|| Arc::new(ScalarUDF::from(TryVariantInsert::default())));
-    Arc::clone(&UDF)
+mutator_udf! {
+    /// The `try_variant_insert` UDF.
+    struct TryVariantInsert;
+    name: "try_variant_insert",
+    udf: try_variant_insert_udf,
+    signature: Signature::any(3, Volatility::Immutable),
+    with_value: true,
+    invoke: |name, args| invoke_mutator(name, Edit::Insert, true, args),
+    description: "Inserts value at path: a new object field (NULL if the key exists), or an array element at the index, shifting later elements right and padding with variant nulls past the end. Missing intermediate objects are created; a segment that meets the wrong kind of value gives NULL. Any SQL NULL argument gives NULL.",
+    syntax: "try_variant_insert(variant, path, value)",
+    example: "```sql\n> SELECT to_json(try_variant_insert(parse_json('[\"a\",\"b\"]'), '$[1]', 'z'));\n[\"a\",\"z\",\"b\"]\n```",
+    arguments: [
+        ("variant", "A VARIANT value."),
+        ("path", "A path in variant_get's grammar (`$.a.b[0]`)."),
+        ("value", "The value to write; any type, converted as CAST(value AS VARIANT)."),
+    ],
 }

@@ -18,7 +18,7 @@ use datafusion::sql::sqlparser::ast::{
     Value,
 };
 
-use super::colon_precedence::rewrite_expressions;
+use super::statement_expressions::rewrite_expressions;
 use super::type_planner::is_variant_sql_type;
 use crate::cast::target_type::parse_target_type;
 use crate::variant_array::variant_data_type;

@@ -16,19 +16,17 @@
 //! left operand is never an operator that binds more loosely, a `:` path's operand never a binary
 //! or prefix operator, and a `::` cast's operand never either. Those shapes appear only where `:`
 //! was bound too loosely, so nothing else changes.
-use std::ops::ControlFlow;
 
 use datafusion::common::{Result, plan_datafusion_err};
 use datafusion::config::Dialect as DialectName;
 use datafusion::execution::SessionState;
 use datafusion::prelude::{DataFrame, SessionContext};
-use datafusion::sql::parser::{CopyToSource, DFParserBuilder, Statement as DFStatement};
-use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, Expr, UnaryOperator, visit_expressions_mut,
-};
+use datafusion::sql::parser::{DFParserBuilder, Statement as DFStatement};
+use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind, Expr, UnaryOperator};
 use datafusion::sql::sqlparser::dialect::{Dialect, Precedence, dialect_from_str};
 
 use super::case_branches::cast_first_case_branches;
+use super::statement_expressions::rewrite_expressions;
 
 /// `SessionContext::sql` with `:` paths bound as Spark binds them (see the module docs), and a
 /// CASE whose later branch is a variant typed VARIANT ([`cast_first_case_branches`]).
@@ -105,35 +103,6 @@ fn session_dialect(name: &DialectName) -> Result<Box<dyn Dialect>> {
 /// same way in any dialect.
 pub fn bind_colon_paths(statement: &mut DFStatement, dialect: &dyn Dialect) -> bool {
     rewrite_expressions(statement, &mut |expr| rebind(expr, dialect))
-}
-
-/// Calls `rewrite` on every expression of `statement` (post-order: children first, also in
-/// subqueries, the query of a `COPY` and the statement an `EXPLAIN` explains); true if any call
-/// returned true.
-pub fn rewrite_expressions(
-    statement: &mut DFStatement,
-    rewrite: &mut dyn FnMut(&mut Expr) -> bool,
-) -> bool {
-    let mut changed = false;
-    let mut visit = |expr: &mut Expr| {
-        changed |= rewrite(expr);
-        ControlFlow::<()>::Continue(())
-    };
-    match statement {
-        DFStatement::Statement(s) => {
-            let _ = visit_expressions_mut(s.as_mut(), &mut visit);
-        }
-        DFStatement::CopyTo(copy) => {
-            if let CopyToSource::Query(query) = &mut copy.source {
-                let _ = visit_expressions_mut(query.as_mut(), &mut visit);
-            }
-        }
-        DFStatement::Explain(explain) => {
-            changed |= rewrite_expressions(&mut explain.statement, rewrite);
-        }
-        DFStatement::CreateExternalTable(_) | DFStatement::Reset(_) => {}
-    }
-    changed
 }
 
 /// One node, its children already rebound (the visit is post-order).

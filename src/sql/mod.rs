@@ -7,6 +7,7 @@ pub mod cast_rewrite;
 pub mod colon_path;
 pub mod colon_precedence;
 pub mod explode;
+pub mod statement_expressions;
 pub mod type_planner;
 pub mod union_to_variant;
 pub mod variant_access;
