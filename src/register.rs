@@ -10,7 +10,7 @@ use datafusion::error::Result;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::planner::{ExprPlanner, RelationPlanner};
 use datafusion::logical_expr::registry::MemoryExtensionTypeRegistry;
-use datafusion::optimizer::Analyzer;
+use datafusion::optimizer::{Analyzer, AnalyzerRule};
 use datafusion::prelude::SessionConfig;
 use datafusion::prelude::SessionContext;
 
@@ -43,19 +43,38 @@ use crate::sql::{
 /// DataFusion 55 takes some of these only when a state is built (a type planner, physical
 /// optimizer rules) or only at the end of its lists (expression planners, analyzer rules, which
 /// must come before DataFusion's own), so the context's state is built again from itself with
-/// them: its catalogs, tables, settings, runtime and the functions it had stay, each name
-/// naming the function it named (where an application's function took a name from another,
-/// under an alias of the other).
+/// them: its catalogs, tables, settings, runtime, rules, planners (its type planner plans what
+/// is not `VARIANT`) and the functions it had stay, each name naming the function it named
+/// (where an application's function took a name from another, under an alias of the other),
+/// but where one of ours has that name (`parse_json`, `coalesce`, ...: ours are registered
+/// last, as `register_udf` would). Statements prepared before (`PREPARE`) are not kept: call it
+/// when the session is set up. A second call changes nothing.
 pub fn register_all(ctx: &SessionContext) -> Result<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
+    // (a second call changes nothing)
+    let installed = VariantOrderingCheck.name();
+    if state.analyzer().rules.iter().any(|r| r.name() == installed) {
+        return Ok(());
+    }
     // the registry of extension types the session has, with ours (the builder's own would
     // leave out the session's)
     let registry = Arc::clone(state.extension_type_registry());
     registry.add_extension_type_registration(variant_extension_registration())?;
+    let default_catalog = state
+        .config()
+        .options()
+        .catalog
+        .create_default_catalog_and_schema;
     *state = register_all_with_state(from_existing(&state))
         .with_extension_type_registry(registry)
         .build();
+    // (the builder turns it off when the catalog exists already)
+    state
+        .config_mut()
+        .options_mut()
+        .catalog
+        .create_default_catalog_and_schema = default_catalog;
     Ok(())
 }
 
@@ -238,16 +257,52 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     );
     let registry = MemoryExtensionTypeRegistry::new_with_types([variant_extension_registration()])
         .expect("variant is not a native type");
+    let others = builder.type_planner().take();
     builder
         .with_optimizer_rule(Arc::new(WholeValueReadsIntoScan))
         .with_physical_optimizer_rule(Arc::new(WholeValueFiltersIntoScan))
         .with_physical_optimizer_rule(Arc::new(SampleUnderSort))
         .with_extension_type_registry(Arc::new(registry))
-        .with_type_planner(Arc::new(VariantTypePlanner))
+        .with_type_planner(Arc::new(VariantTypePlanner::around(others)))
 }
 
 /// A `SessionContext` with DataFusion's defaults and everything this crate provides.
 pub fn session_context() -> SessionContext {
     let state = register_all_with_state(SessionStateBuilder::new().with_default_features()).build();
     SessionContext::new_with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Named(&'static str, Vec<String>);
+
+    /// Registering in the order `same_names` gives makes the same map, whatever order the map
+    /// iterates in: a function registered before the one that took its name.
+    #[test]
+    fn registration_keeps_every_name_on_its_function() {
+        // `theirs` claims t and its alias t2; `mine` took t; `other` owns o
+        let theirs = Arc::new(Named("t", vec!["t2".to_string()]));
+        let mine = Arc::new(Named("t", vec![]));
+        let other = Arc::new(Named("o", vec![]));
+        let map: HashMap<String, Arc<Named>> = [
+            ("t".to_string(), Arc::clone(&mine)),
+            ("t2".to_string(), Arc::clone(&theirs)),
+            ("o".to_string(), Arc::clone(&other)),
+        ]
+        .into();
+        let order = same_names(&map, |f| (f.0, f.1.as_slice()));
+        assert_eq!(order.len(), 3);
+        let mut rebuilt: HashMap<String, Arc<Named>> = HashMap::new();
+        for function in &order {
+            for name in std::iter::once(function.0.to_string()).chain(function.1.clone()) {
+                rebuilt.insert(name, Arc::clone(function));
+            }
+        }
+        for (name, function) in &map {
+            assert!(Arc::ptr_eq(&rebuilt[name], function), "{name}");
+        }
+    }
 }

@@ -169,12 +169,19 @@ fn comments_and_other_crates_are_not_read_as_imports() {
 }
 
 /// The sibling modules (files of the same folder, `mod.rs` aside) that the code of `source`
-/// names: `super::x`, `super::{x, y::z}`, `crate::<room>::x` (comments and the tests at the
-/// file's end left out).
-fn sibling_paths(source: &str, room: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+/// names: `super::x`, `super::{x, y::z}` (over several lines too), `crate::<module>::x` where
+/// `module` is the folder's module path (comments and the tests at the file's end left out).
+fn sibling_paths(source: &str, module: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let code: String = source
+        .lines()
+        .take_while(|l| l.trim() != "#[cfg(test)]")
+        .map(|l| l.split("//").next().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut named = BTreeSet::new();
     let mut take = |text: &str| {
         let name: String = text
+            .trim()
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
@@ -182,34 +189,29 @@ fn sibling_paths(source: &str, room: &str, siblings: &BTreeSet<String>) -> BTree
             named.insert(name);
         }
     };
-    let own_room = format!("crate::{room}::");
-    for line in source.lines().take_while(|l| l.trim() != "#[cfg(test)]") {
-        let code = line.split("//").next().unwrap();
-        for prefix in ["super::", own_room.as_str()] {
-            for (at, _) in code.match_indices(prefix) {
-                let rest = &code[at + prefix.len()..];
-                match rest.strip_prefix('{') {
-                    // a group: each top-level name in it
-                    Some(group) => {
-                        let mut depth = 0;
-                        let mut start = 0;
-                        for (i, c) in group.char_indices() {
-                            match c {
-                                '{' => depth += 1,
-                                '}' if depth == 0 => {
-                                    take(group[start..i].trim());
-                                    break;
-                                }
-                                '}' => depth -= 1,
-                                ',' if depth == 0 => {
-                                    take(group[start..i].trim());
-                                    start = i + 1;
-                                }
-                                _ => {}
-                            }
-                        }
+    let own_module = format!("crate::{module}::");
+    for prefix in ["super::", own_module.as_str()] {
+        for (at, _) in code.match_indices(prefix) {
+            let rest = &code[at + prefix.len()..];
+            let Some(group) = rest.strip_prefix('{') else {
+                take(rest);
+                continue;
+            };
+            // a group: each top-level name in it
+            let (mut depth, mut start) = (0, 0);
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        take(&group[start..i]);
+                        break;
                     }
-                    None => take(rest),
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        take(&group[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
                 }
             }
         }
@@ -217,37 +219,42 @@ fn sibling_paths(source: &str, room: &str, siblings: &BTreeSet<String>) -> BTree
     named
 }
 
+/// The files of `folder` (module path `module`) that import each other, and those of its
+/// subfolders.
+fn cycles_in(folder: &Path, module: &str, cycles: &mut Vec<String>) {
+    let mut files = BTreeMap::new();
+    for entry in fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            cycles_in(&path, &format!("{module}::{stem}"), cycles);
+        } else if path.extension().is_some_and(|x| x == "rs") && stem != "mod" {
+            files.insert(stem, fs::read_to_string(&path).unwrap());
+        }
+    }
+    let siblings: BTreeSet<String> = files.keys().cloned().collect();
+    let edges: BTreeMap<&String, BTreeSet<String>> = files
+        .iter()
+        .map(|(name, source)| (name, sibling_paths(source, module, &siblings)))
+        .collect();
+    for (a, named) in &edges {
+        for b in named {
+            if b.as_str() > a.as_str() && edges[&b].contains(*a) {
+                cycles.push(format!("{}/{a}.rs <-> {b}.rs", folder.display()));
+            }
+        }
+    }
+}
+
 /// No two files of a room import each other: a helper both need lives where both take it from.
 #[test]
 fn no_two_files_import_each_other() {
     let mut cycles = Vec::new();
-    let src = Path::new(ROOT).join("src");
-    for entry in fs::read_dir(&src).unwrap() {
+    for entry in fs::read_dir(Path::new(ROOT).join("src")).unwrap() {
         let folder = entry.unwrap().path();
-        if !folder.is_dir() {
-            continue;
-        }
-        let room = folder.file_name().unwrap().to_string_lossy().into_owned();
-        let files: BTreeMap<String, String> = fs::read_dir(&folder)
-            .unwrap()
-            .filter_map(|e| {
-                let path = e.unwrap().path();
-                let stem = path.file_stem()?.to_string_lossy().into_owned();
-                (path.extension().is_some_and(|x| x == "rs") && stem != "mod")
-                    .then(|| (stem, fs::read_to_string(&path).unwrap()))
-            })
-            .collect();
-        let siblings: BTreeSet<String> = files.keys().cloned().collect();
-        let edges: BTreeMap<&String, BTreeSet<String>> = files
-            .iter()
-            .map(|(name, source)| (name, sibling_paths(source, &room, &siblings)))
-            .collect();
-        for (a, named) in &edges {
-            for b in named {
-                if b.as_str() > a.as_str() && edges[&b].contains(*a) {
-                    cycles.push(format!("src/{room}/{a}.rs <-> src/{room}/{b}.rs"));
-                }
-            }
+        if folder.is_dir() {
+            let module = folder.file_name().unwrap().to_string_lossy().into_owned();
+            cycles_in(&folder, &module, &mut cycles);
         }
     }
     assert!(
@@ -260,7 +267,7 @@ fn no_two_files_import_each_other() {
 #[test]
 fn sibling_imports_are_read_in_groups() {
     let siblings: BTreeSet<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-    let source = "use super::{a::X, b};\nuse crate::room::c::Y; // super::d\nsuper::z();\n\
+    let source = "use super::{\n    a::X,\n    b,\n};\nuse crate::room::c::Y; // super::d\nsuper::z();\n\
                   #[cfg(test)]\nmod tests { use super::super::d; }";
     let found: Vec<String> = sibling_paths(source, "room", &siblings)
         .into_iter()

@@ -55,11 +55,15 @@ pub fn is_variant_null(variant: Expr) -> Expr {
     is_variant_null::is_variant_null_udf().call(vec![variant])
 }
 
-/// The arguments of a path lookup: the variant, the path, and the type as its SQL name.
+/// The arguments of a path lookup: the variant, the path, and the type as its SQL name (types
+/// SQL cannot name come back as the nearest it can: a nanosecond timestamp in microseconds,
+/// map keys as text).
 fn path_args(variant: Expr, path: &str, as_type: Option<DataType>) -> Vec<Expr> {
     let mut args = vec![variant, lit(path)];
-    if let Some(as_type) = as_type {
-        args.push(lit(sql_type_name(&as_type)));
+    match as_type {
+        Some(DataType::Utf8View) => args.push(lit("STRING_VIEW")),
+        Some(as_type) => args.push(lit(sql_type_name(&as_type))),
+        None => {}
     }
     args
 }

@@ -152,6 +152,11 @@ impl ScalarUDFImpl for FromJson {
                  schemas are not supported), got {shown}"
             );
         }
+        // options already a literal are checked here; a call (`map('mode', ..)`) is folded into
+        // one before it runs, and checked then (as is a column, which is refused)
+        if let Some(options) = args.scalar_arguments.get(2).copied().flatten() {
+            on_error(Some(&ColumnarValue::Scalar(options.clone())))?;
+        }
         variant_return_field(&args)
     }
 

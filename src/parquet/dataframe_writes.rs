@@ -30,7 +30,10 @@ impl AnalyzerRule for ParquetWritesAsVariant {
             let LogicalPlan::Copy(mut copy) = node else {
                 return Ok(Transformed::no(node));
             };
-            let factory = file_type_to_format(&copy.file_type)?;
+            // (a file type of another kind is left as it is)
+            let Ok(factory) = file_type_to_format(&copy.file_type) else {
+                return Ok(Transformed::no(LogicalPlan::Copy(copy)));
+            };
             let Some(theirs) = factory.downcast_ref::<ParquetFormatFactory>() else {
                 return Ok(Transformed::no(LogicalPlan::Copy(copy)));
             };

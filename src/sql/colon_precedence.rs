@@ -26,7 +26,7 @@ use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind, Expr, UnaryOpera
 use datafusion::sql::sqlparser::dialect::{Dialect, Precedence, dialect_from_str};
 
 use super::case_branches::cast_first_case_branches;
-use super::statement_expressions::rewrite_expressions;
+pub use super::statement_expressions::rewrite_expressions;
 
 /// `SessionContext::sql` with `:` paths bound as Spark binds them (see the module docs), and a
 /// CASE whose later branch is a variant typed VARIANT ([`cast_first_case_branches`]).

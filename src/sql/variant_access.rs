@@ -5,18 +5,31 @@
 //! [`VariantCastRewrite`](super::VariantCastRewrite) makes of any `variant_get`, read from a
 //! shredded file's leaf. Array subscripts are 0-based, as variant paths are in Spark,
 //! Databricks and Snowflake (DataFusion's own lists stay 1-based). Structs, maps and lists
-//! that are not variants keep DataFusion's meaning: the planner passes them on.
+//! that are not variants (by their extension type) keep DataFusion's meaning: the planner
+//! passes them on; `get_field(v, 'value')` still reads a variant's own struct fields.
+//!
+//! DataFusion's parser binds `->` and `->>` more loosely than comparisons, `||`, `AND` and
+//! `OR` (Postgres binds them tighter): `v->>'kind' = 'click'` arrives as
+//! `v ->> ('kind' = 'click')`, and is planned as `(v ->> 'kind') = 'click'`, as written.
 use datafusion::common::{DFSchema, Result, ScalarValue, plan_err};
 use datafusion::logical_expr::expr::{GetFieldAccess, ScalarFunction};
 use datafusion::logical_expr::planner::{
     ExprPlanner, PlannerResult, RawBinaryExpr, RawFieldAccessExpr,
 };
-use datafusion::logical_expr::{Expr, lit};
+use datafusion::logical_expr::{Expr, ExprSchemable, lit};
 use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use super::colon_path::push_key;
-use super::variant_coercion::is_variant;
 use crate::functions::variant_get::variant_get_udf;
+use crate::variant_array::is_variant_field;
+
+/// Whether `expr` is a variant by its type: the `arrow.parquet.variant` extension. (A struct
+/// of the variant's shape without it, such as a table declaring a file's shredded layout, keeps
+/// DataFusion's field access.)
+fn is_variant(expr: &Expr, schema: &DFSchema) -> bool {
+    expr.to_field(schema)
+        .is_ok_and(|(_, field)| is_variant_field(&field))
+}
 
 /// Plans subscripts and `->`/`->>` on variants.
 #[derive(Debug, Default)]
@@ -57,10 +70,76 @@ impl ExprPlanner for VariantAccessPlanner {
         if !is_variant(&expr.left, schema) {
             return Ok(PlannerResult::Original(expr));
         }
-        let segment = Step::of(&expr.right)?;
         let as_text = text.then_some("string");
-        Ok(PlannerResult::Planned(get(expr.left, segment, as_text)?))
+        Ok(PlannerResult::Planned(arrow(
+            expr.left, expr.right, as_text,
+        )?))
     }
+}
+
+/// `base -> operand` (or `->>`, `as_type` "string"), where the parser may have bound the
+/// operator more loosely than what follows it: the path step is `operand`'s leftmost operand
+/// under comparisons, `||`, `AND`, `OR`, `LIKE`, `BETWEEN`, `IN`, `IS ..` and casts, which then
+/// apply to the step's value (`v->>'kind' = 'click'` is `(v->>'kind') = 'click'`).
+#[recursive::recursive]
+fn arrow(base: Expr, operand: Expr, as_type: Option<&str>) -> Result<Expr> {
+    use datafusion::logical_expr::{BinaryExpr, Operator};
+    let looser = |op: &Operator| {
+        matches!(
+            op,
+            Operator::Eq
+                | Operator::NotEq
+                | Operator::Lt
+                | Operator::LtEq
+                | Operator::Gt
+                | Operator::GtEq
+                | Operator::And
+                | Operator::Or
+                | Operator::StringConcat
+                | Operator::IsDistinctFrom
+                | Operator::IsNotDistinctFrom
+                | Operator::RegexMatch
+                | Operator::RegexIMatch
+                | Operator::RegexNotMatch
+                | Operator::RegexNotIMatch
+                | Operator::LikeMatch
+                | Operator::ILikeMatch
+                | Operator::NotLikeMatch
+                | Operator::NotILikeMatch
+        )
+    };
+    Ok(match operand {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if looser(&op) => Expr::BinaryExpr(
+            BinaryExpr::new(Box::new(arrow(base, *left, as_type)?), op, right),
+        ),
+        Expr::Like(mut like) => {
+            like.expr = Box::new(arrow(base, *like.expr, as_type)?);
+            Expr::Like(like)
+        }
+        Expr::SimilarTo(mut like) => {
+            like.expr = Box::new(arrow(base, *like.expr, as_type)?);
+            Expr::SimilarTo(like)
+        }
+        Expr::Between(mut between) => {
+            between.expr = Box::new(arrow(base, *between.expr, as_type)?);
+            Expr::Between(between)
+        }
+        Expr::InList(mut list) => {
+            list.expr = Box::new(arrow(base, *list.expr, as_type)?);
+            Expr::InList(list)
+        }
+        Expr::IsNull(inner) => Expr::IsNull(Box::new(arrow(base, *inner, as_type)?)),
+        Expr::IsNotNull(inner) => Expr::IsNotNull(Box::new(arrow(base, *inner, as_type)?)),
+        Expr::Cast(mut cast) => {
+            cast.expr = Box::new(arrow(base, *cast.expr, as_type)?);
+            Expr::Cast(cast)
+        }
+        Expr::TryCast(mut cast) => {
+            cast.expr = Box::new(arrow(base, *cast.expr, as_type)?);
+            Expr::TryCast(cast)
+        }
+        step => get(base, Step::of(&step)?, as_type)?,
+    })
 }
 
 /// One step of a path: a key, or an element of an array.
@@ -100,6 +179,11 @@ impl Step {
             Expr::Negative(inner) if matches!(inner.as_ref(), Expr::Literal(..)) => {
                 plan_err!("a VARIANT array index counts from 0 and cannot be negative: {operand}")
             }
+            Expr::BinaryExpr(_) => plan_err!(
+                "a VARIANT path must be constant: `{operand}` is not a text or integer literal \
+                 (DataFusion's parser binds `->` and `->>` more loosely than arithmetic: write \
+                 `(v->>'a') + 1`)"
+            ),
             _ => plan_err!(
                 "a VARIANT path must be constant: `{operand}` is not a text or integer literal \
                  (use variant_get(v, path) with a path built in SQL for paths that vary by row)"
