@@ -34,12 +34,12 @@ pub fn parse_json(json: Expr) -> Expr {
     parse_json::parse_json_udf().call(vec![json])
 }
 
-/// `try_parse_json(json)`: as [`parse_json`], NULL on malformed JSON.
+/// `try_parse_json(json)`: as [`parse_json()`], NULL on malformed JSON.
 pub fn try_parse_json(json: Expr) -> Expr {
     try_parse_json::try_parse_json_udf().call(vec![json])
 }
 
-/// `from_json(json, 'variant')`: as [`try_parse_json`] (Spark's PERMISSIVE mode), blank text
+/// `from_json(json, 'variant')`: as [`try_parse_json()`] (Spark's PERMISSIVE mode), blank text
 /// NULL too.
 pub fn from_json(json: Expr) -> Expr {
     from_json::from_json_udf().call(vec![json, lit("variant")])
@@ -74,7 +74,7 @@ pub fn variant_get(variant: Expr, path: &str, as_type: Option<DataType>) -> Expr
     variant_get::variant_get_udf().call(path_args(variant, path, as_type))
 }
 
-/// `try_variant_get(v, path [, type])`: as [`variant_get`], NULL where the cast fails.
+/// `try_variant_get(v, path [, type])`: as [`variant_get()`], NULL where the cast fails.
 pub fn try_variant_get(variant: Expr, path: &str, as_type: Option<DataType>) -> Expr {
     try_variant_get::try_variant_get_udf().call(path_args(variant, path, as_type))
 }
@@ -124,7 +124,7 @@ pub fn variant_insert(variant: Expr, path: &str, value: Expr) -> Expr {
     variant_insert::variant_insert_udf().call(vec![variant, lit(path), value])
 }
 
-/// `try_variant_insert(v, path, value)`: as [`variant_insert`], NULL where it raises.
+/// `try_variant_insert(v, path, value)`: as [`variant_insert()`], NULL where it raises.
 pub fn try_variant_insert(variant: Expr, path: &str, value: Expr) -> Expr {
     try_variant_insert::try_variant_insert_udf().call(vec![variant, lit(path), value])
 }
@@ -134,7 +134,7 @@ pub fn variant_set(variant: Expr, path: &str, value: Expr) -> Expr {
     variant_set::variant_set_udf().call(vec![variant, lit(path), value])
 }
 
-/// `try_variant_set(v, path, value)`: as [`variant_set`], NULL where it raises.
+/// `try_variant_set(v, path, value)`: as [`variant_set()`], NULL where it raises.
 pub fn try_variant_set(variant: Expr, path: &str, value: Expr) -> Expr {
     try_variant_set::try_variant_set_udf().call(vec![variant, lit(path), value])
 }
@@ -150,7 +150,7 @@ pub fn variant_array_append(variant: Expr, path: &str, value: Expr) -> Expr {
     variant_array_append::variant_array_append_udf().call(vec![variant, lit(path), value])
 }
 
-/// `try_variant_array_append(v, path, value)`: as [`variant_array_append`], NULL where it
+/// `try_variant_array_append(v, path, value)`: as [`variant_array_append()`], NULL where it
 /// raises.
 pub fn try_variant_array_append(variant: Expr, path: &str, value: Expr) -> Expr {
     try_variant_array_append::try_variant_array_append_udf().call(vec![variant, lit(path), value])
