@@ -47,7 +47,7 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::schema::READER_FEATURES;
-use crate::parquet::staged::{MoveFailed, Moved, Published, delete_for_sure, move_object};
+use crate::parquet::general::staged::{MoveFailed, Moved, Published, delete_for_sure, move_object};
 
 /// How many times a commit retries at a later version after another writer took its version.
 const COMMIT_RETRIES: u64 = 15;

@@ -30,16 +30,16 @@ use parquet::encryption::decrypt::FileDecryptionProperties;
 use parquet::file::metadata::PageIndexPolicy;
 
 use super::ShreddingOptions;
-use super::expr_adapter::VariantExprAdapterFactory;
-use super::file_errors::{SkipFiles, in_file};
-use super::input_sample::sample_input;
-use super::interval::{holds_interval, without_interval_ranges};
-use super::logical_types::{
+use super::read::expr_adapter::VariantExprAdapterFactory;
+use super::general::file_errors::{SkipFiles, in_file};
+use super::write::input_sample::sample_input;
+use super::general::interval::{holds_interval, without_interval_ranges};
+use super::general::logical_types::{
     ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
 };
-use super::sink::{VariantParquetSink, has_variant_column};
-use super::source::VariantParquetSource;
-use super::staged::stage;
+use super::write::sink::{VariantParquetSink, has_variant_column};
+use super::read::source::VariantParquetSource;
+use super::general::staged::stage;
 use super::variant_columns::{
     VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
     with_variant_extension,
@@ -188,7 +188,7 @@ impl VariantParquetFormat {
         )))
     }
 
-    /// The logical-type fix-ups (see [`super::logical_types`]) of `objects`' top-level columns,
+    /// The logical-type fix-ups (see [`super::general::logical_types`]) of `objects`' top-level columns,
     /// from their Parquet schemas. Footers come from DataFusion's file metadata cache, filled by
     /// the inference just before, and encrypted ones are read with the options' decryption, as
     /// DataFusion's inference reads them; a file whose footer cannot be read here adds nothing.
@@ -453,7 +453,7 @@ impl FileFormat for VariantParquetFormat {
 }
 
 /// `read` (a file's statistics): an error names the file, or is None (statistics unknown) when
-/// the session skips such files (their scan then skips them too, see [`super::file_errors`]).
+/// the session skips such files (their scan then skips them too, see [`super::general::file_errors`]).
 fn unknown_if_skipped<T>(
     state: &dyn Session,
     object: &ObjectMeta,

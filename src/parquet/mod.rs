@@ -22,27 +22,25 @@
 //!   leaves, filters pushed into the scan, pruning) for Parquet scans an application builds
 //!   itself over DataFusion's `ParquetSource`, as lakehouse table providers do.
 //!
+//! The files by concern: `read/` reads variants (the scan, its per-file expression adapter and
+//! shredded paths, the footer's facts, pruning on shredded leaves, whole-value filters),
+//! `write/` writes them (the sink, shredding options and inference's input sample, DataFrame
+//! writes), `general/` is Parquet beyond variants (logical types, `INTERVAL`, atomic staging,
+//! file errors); `format.rs` and `table.rs` join them for DataFusion.
+//!
 //! Shredded files are read as they are (`typed_value` columns included): per file, paths read
 //! from the leaves they need and other uses are reassembled ([`VariantExprAdapterFactory`]); an
 //! application's own expression adapter plugs in through
 //! [`VariantParquetFormat::with_expr_adapter_factory`].
-mod dataframe_writes;
-mod expr_adapter;
-mod facts;
-pub mod file_errors;
 pub(crate) mod format;
-pub mod input_sample;
-pub mod interval;
-pub mod logical_types;
-mod pruning;
-pub(crate) mod shred_on_write;
-mod shredded_get;
-mod sink;
-mod source;
-pub(crate) mod staged;
+pub(crate) mod general;
+pub(crate) mod read;
 mod table;
 pub mod variant_columns;
-mod whole_value_filters;
+pub(crate) mod write;
+
+pub use general::{file_errors, interval, logical_types};
+pub use write::input_sample;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,19 +58,19 @@ use datafusion::datasource::listing::{
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::{DataFrame, SessionContext};
 
-pub use dataframe_writes::ParquetWritesAsVariant;
-pub use expr_adapter::VariantExprAdapterFactory;
+pub use write::dataframe_writes::ParquetWritesAsVariant;
+pub use read::expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use input_sample::SampleUnderSort;
-pub use shred_on_write::{
+pub use write::shred_on_write::{
     NO_SHREDDING, SHRED_INFERENCE_OPTION, SHRED_OPTION_PREFIX, ShreddingOptions, VariantConfig,
     VariantTableOptions,
 };
-pub use shredded_get::ShreddedGetExpr;
-pub use sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
-pub use source::{VariantParquetSource, variant_scan, with_variant_scans};
+pub use read::shredded_get::ShreddedGetExpr;
+pub use write::sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
+pub use read::source::{VariantParquetSource, variant_scan, with_variant_scans};
 pub use table::{VariantParquetTable, VariantTableFactory};
-pub use whole_value_filters::WholeValueFiltersIntoScan;
+pub use read::whole_value_filters::WholeValueFiltersIntoScan;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
 /// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT

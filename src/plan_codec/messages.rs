@@ -223,7 +223,7 @@ pub(crate) struct AutoShreddingNode {
     pub sample: Option<InputSampleNode>,
 }
 
-/// An [`InputSample`](crate::parquet::input_sample::InputSample): as the plan
+/// An [`InputSample`](crate::parquet::write::input_sample::InputSample): as the plan
 /// node that takes it (over its one input), and as the sink's reference to it.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct InputSampleNode {

@@ -7,7 +7,7 @@
 //! Each file is written by one task, while tasks of their own shred its batches a few ahead, in
 //! order (DataFusion's own sink, used for tables without variant or interval columns, encodes
 //! a file's columns in parallel instead). It also writes `Interval(MonthDayNano)`
-//! columns as `INTERVAL`, which the parquet crate cannot (see [`super::interval`]).
+//! columns as `INTERVAL`, which the parquet crate cannot (see [`crate::parquet::general::interval`]).
 use std::fmt;
 use std::sync::Arc;
 
@@ -42,10 +42,10 @@ use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
 use super::input_sample::{InputSample, SampleOf};
-use super::interval::{
+use crate::parquet::general::interval::{
     holds_interval, interval_bytes_type, intervals_as_bytes, with_interval_annotations,
 };
-use super::rebuilt_group;
+use crate::parquet::rebuilt_group;
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
 use crate::variant_array::{holds_field, is_variant_field, variant_data_type};
 

@@ -17,7 +17,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
 
 use super::sink::AutoShredding;
-use super::variant_columns::with_fields_changed;
+use crate::parquet::variant_columns::with_fields_changed;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
 use crate::functions::shred_variant::shred_variant_udf;
 use crate::shredding::{InferLimits, InferenceRule, shredded_variant_type};

@@ -14,7 +14,7 @@ use datafusion::datasource::file_format::parquet::ParquetFormatFactory;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::optimizer::AnalyzerRule;
 
-use super::VariantParquetFormatFactory;
+use crate::parquet::VariantParquetFormatFactory;
 
 /// Swaps DataFusion's Parquet format in a write's plan for ours (see the module).
 #[derive(Debug, Default)]

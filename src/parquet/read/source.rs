@@ -43,22 +43,22 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
-use super::file_errors::{FileErrorMorselizer, SkipFiles, SkippedFiles};
-use super::interval::{IntervalReaderFactory, interval_columns};
-use super::is_encrypted;
+use crate::parquet::general::file_errors::{FileErrorMorselizer, SkipFiles, SkippedFiles};
+use crate::parquet::general::interval::{IntervalReaderFactory, interval_columns};
+use crate::parquet::is_encrypted;
 use super::pruning::{VariantPruning, variant_path_call};
 use super::shredded_get::{ShreddedRead, clipped_type};
 use crate::codec::VariantPath;
 
 /// DataFusion's [`ParquetSource`] plus the variant work described in the module documentation.
-/// [`VariantParquetFormat`](super::VariantParquetFormat) puts it on every scan it plans.
+/// [`VariantParquetFormat`](crate::parquet::VariantParquetFormat) puts it on every scan it plans.
 #[derive(Debug, Clone)]
 pub struct VariantParquetSource {
     inner: ParquetSource,
     /// The expression adapter factory the format installed on the scan; the per-file work is
     /// done only when the scan uses it (not when a table configured another one).
     adapter: Option<Arc<VariantExprAdapterFactory>>,
-    /// Which unreadable files the scan skips (see [`super::file_errors`]); the others' errors
+    /// Which unreadable files the scan skips (see [`crate::parquet::general::file_errors`]); the others' errors
     /// name them.
     skip: SkipFiles,
     /// The files this scan skipped, shared by its partitions and by the copies of this source
@@ -233,7 +233,7 @@ impl FileSource for VariantParquetSource {
     }
 
     /// The variant morselizer (or the wrapped source's), its files' errors naming them or
-    /// skipping them (see [`super::file_errors`]).
+    /// skipping them (see [`crate::parquet::general::file_errors`]).
     fn create_morselizer(
         &self,
         object_store: Arc<dyn ObjectStore>,

@@ -2,7 +2,7 @@
 //! under a table declared `v VARIANT`, or files shredded differently. DataFusion's default
 //! adapter would cast the struct, dropping `typed_value` (or failing on nullability); this one
 //! reassembles such columns into the table's layout instead. It also reads `INTERVAL` columns
-//! exactly (see [`super::interval`]).
+//! exactly (see [`crate::parquet::general::interval`]).
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -25,7 +25,7 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 
 use super::facts::FileFacts;
-use super::interval::{
+use crate::parquet::general::interval::{
     INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, holds_interval, interval_from_bytes,
     is_marked_interval,
 };
@@ -170,7 +170,7 @@ impl PhysicalExprAdapterFactory for VariantExprAdapterFactory {
         for field in logical_file_schema.fields() {
             let physical = physical_file_schema.field_with_name(field.name()).ok();
             match physical {
-                // an INTERVAL column, read as its bytes (see `super::interval`)
+                // an INTERVAL column, read as its bytes (see `crate::parquet::general::interval`)
                 Some(physical)
                     if field.data_type() == &INTERVAL_TYPE
                         && physical.data_type() == &INTERVAL_BYTES_TYPE
