@@ -11,7 +11,7 @@ network boundaries, from EXPLAIN ANALYZE). Prints a Markdown table and writes th
 
 DATA_DIR holds file_0001.json.gz ... (generate.sh writes them); the Parquet files go to
 DATA_DIR/parquet/ (kept: a second run reuses them). Needs variant-sql built with the
-`distributed` feature: cargo build --release --features distributed --bin variant-sql.
+`distributed` feature: cargo build --release -p variant-sql --features distributed.
 Standard library only.
 """
 import argparse

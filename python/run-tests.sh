@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests: builds the extension (the dev profile, in the workspace's target
 # directory, shared with `cargo test`) into a venv of its own and runs pytest on python/tests.
-# `cargo test` runs this script (tests/python_package.rs); arguments go to pytest.
+# `cargo test` runs this script (variant-sql/tests/python_package.rs); arguments go to pytest.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"

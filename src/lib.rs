@@ -28,8 +28,9 @@
 //!
 //! [`register_all_with_state`] does the same on a `SessionStateBuilder` (`register_all` builds
 //! the context's state again from itself with it); [`session_context`] is a session built that
-//! way. With `default-features = false` the library leaves out the command-line
-//! program (feature `cli`) and the sqllogictest engine (feature `slt`).
+//! way. The default features are none: Delta tables (`delta`), datafusion-distributed
+//! sessions (`distributed`) and the sqllogictest engine (`slt`) are opt-in, and the command-line
+//! program is a crate of its own (`variant-sql`).
 //!
 //! The modules, bottom-up (each uses only those before it; `ARCHITECTURE.md` has the map):
 //!
@@ -49,17 +50,13 @@
 //!   JSON_VARIANT`).
 //! - `delta` (feature `delta`): Delta Lake tables read by our Parquet scan.
 //! - [`plan_codec`]: `datafusion-proto` codecs for plans holding any of the above.
-//! - [`sample`]: the deterministic sample dataset `events`.
 //! - `slt` (feature `slt`): the sqllogictest engine and runner.
-//! - `cli` (feature `cli`): the `variant-sql` command-line program.
 //! - `distributed` (feature `distributed`): sessions for datafusion-distributed.
 
 #![warn(missing_docs)]
 
 mod arrow_nested;
 pub mod cast;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod codec;
 #[cfg(feature = "delta")]
 pub mod delta;
@@ -73,7 +70,6 @@ pub mod listing;
 pub mod parquet;
 pub mod plan_codec;
 mod register;
-pub mod sample;
 pub mod shredding;
 #[cfg(feature = "slt")]
 pub mod slt;

@@ -9,7 +9,7 @@
 //! ship, or Postgres) must pass with the plugin, but those in `exceptions.txt`, each with its
 //! reason.
 //!
-//! `DATAFUSION_SUITE=plain cargo test --test datafusion_suite -- --nocapture` runs every file
+//! `DATAFUSION_SUITE=plain cargo test --all-features --test datafusion_suite -- --nocapture` runs every file
 //! without the plugin and prints the passing list anew; `DATAFUSION_SUITE=all` runs every file
 //! both ways and prints the counts.
 mod common;

@@ -9,7 +9,7 @@
 //!
 //! The matrix (paths × positions × faults, and how many survived) is printed; docs/faults.md
 //! holds it.
-#![cfg(all(feature = "cli", feature = "delta"))]
+#![cfg(feature = "delta")]
 
 mod common;
 

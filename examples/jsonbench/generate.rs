@@ -10,7 +10,10 @@
 //! arrays hold objects.
 use std::fmt::Write as _;
 
-use datafusion_parquet_variant::sample::Rng;
+// one SplitMix64 generator with variant-sql's sample table (its file, taken by path)
+#[path = "../../variant-sql/src/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// `n` characters of base32 (as in record keys and cids).
 fn base32(rng: &mut Rng, out: &mut String, n: usize) {

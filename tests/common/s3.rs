@@ -1,5 +1,6 @@
 //! A local S3-compatible server for tests (moto in server mode, `tests/s3/moto-server.sh`).
 use std::net::TcpListener;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,9 +20,10 @@ impl S3Server {
             .local_addr()
             .unwrap()
             .port();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/s3/moto-server.sh");
+        let script = moto_script();
         let child = Command::new("bash")
-            .args([script, &port.to_string()])
+            .arg(&script)
+            .arg(port.to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -75,8 +77,7 @@ impl Drop for S3Server {
 
 impl S3Server {
     /// The object store of `bucket` on this server (object_store's S3 client, as the
-    /// environment would configure it; `cli` brings object_store's `aws` feature).
-    #[cfg(feature = "cli")]
+    /// environment would configure it; a dev-dependency brings object_store's `aws` feature).
     pub fn store(&self, bucket: &str) -> datafusion::object_store::aws::AmazonS3 {
         datafusion::object_store::aws::AmazonS3Builder::new()
             .with_bucket_name(bucket)
@@ -88,4 +89,14 @@ impl S3Server {
             .build()
             .unwrap()
     }
+}
+
+/// `tests/s3/moto-server.sh` of the repository, found from the testing package's folder (the
+/// library's, or the program's inside it).
+fn moto_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("tests/s3/moto-server.sh"))
+        .find(|script| script.is_file())
+        .expect("tests/s3/moto-server.sh in the repository")
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test-only TLS material for tests/cluster_processes.rs (workers_admit_only_their_coordinator) (never for real use: the keys are public):
+# Test-only TLS material for variant-sql/tests/cluster_processes.rs (workers_admit_only_their_coordinator) (never for real use: the keys are public):
 # a CA and a worker certificate it signed for localhost and 127.0.0.1, valid for 100 years, and
 # a second CA that signed nothing here (a coordinator that trusts it must refuse the worker).
 #   tests/data/tls/make.sh   (run from anywhere; needs openssl)

@@ -19,11 +19,11 @@ use datafusion_cli::object_storage::{StdinCarriesCommands, is_stdin_location};
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
-use super::context::VariantCliContext;
-use super::exec::{exec_commands, exec_files};
-use super::memory::MemoryArgs;
-use super::object_stores::EnvObjectStoreRegistry;
-use super::repl::exec_from_repl;
+use crate::context::VariantCliContext;
+use crate::exec::{exec_commands, exec_files};
+use crate::memory::MemoryArgs;
+use crate::object_stores::EnvObjectStoreRegistry;
+use crate::repl::exec_from_repl;
 use crate::sample::{TABLE_NAME, register_sample};
 
 /// The output formats of `--format`.
@@ -143,7 +143,7 @@ pub enum Command {
     /// Serve as a datafusion-distributed worker: runs the parts of queries that a coordinator
     /// (`variant-sql --workers`, or an application with our coordinator session) sends, until
     /// SIGTERM or Ctrl-C. Object stores come from the environment (AWS_*, GOOGLE_*).
-    Worker(super::worker::WorkerArgs),
+    Worker(crate::worker::WorkerArgs),
 }
 
 impl Args {
@@ -178,7 +178,7 @@ fn parse_batch_size(size: &str) -> Result<usize, String> {
 
 #[cfg(feature = "distributed")]
 fn parse_workers(list: &str) -> Result<String, String> {
-    crate::distributed::workers::parse_worker_urls(list)
+    datafusion_parquet_variant::distributed::workers::parse_worker_urls(list)
         .map(|_| list.to_string())
         .map_err(|e| e.strip_backtrace())
 }
@@ -212,7 +212,7 @@ fn session_config(args: &Args) -> Result<SessionConfig> {
     Ok(config)
 }
 
-/// Builds the session: everything of [`crate::register_all_with_state`] (functions, `v:path`,
+/// Builds the session: everything of [`datafusion_parquet_variant::register_all_with_state`] (functions, `v:path`,
 /// casts, the `VARIANT` type name), url tables (`FROM 'file.parquet'`), object stores registered
 /// on demand, `parquet_metadata()` and (unless `--no-sample`) the sample table.
 /// Returns the session and the number of sample rows registered.
@@ -238,8 +238,8 @@ pub async fn build_session(
     #[cfg(feature = "distributed")]
     let state = match &args.workers {
         Some(list) => {
-            use crate::distributed::auth::{WorkerSecurity, WorkerToken};
-            use crate::distributed::workers::{
+            use datafusion_parquet_variant::distributed::auth::{WorkerSecurity, WorkerToken};
+            use datafusion_parquet_variant::distributed::workers::{
                 WorkerList, coordinator_session_state, parse_worker_urls,
             };
             let token = WorkerToken::from_file_or_env(args.worker_token_file.as_deref())?;
@@ -250,10 +250,10 @@ pub async fn build_session(
             let workers = WorkerList::new(parse_worker_urls(list)?).with_security(security);
             coordinator_session_state(builder, workers)?
         }
-        None => crate::register_all_with_state(builder).build(),
+        None => datafusion_parquet_variant::register_all_with_state(builder).build(),
     };
     #[cfg(not(feature = "distributed"))]
-    let state = crate::register_all_with_state(builder).build();
+    let state = datafusion_parquet_variant::register_all_with_state(builder).build();
     let ctx = SessionContext::new_with_state(state).enable_url_table();
     ctx.refresh_catalogs().await?;
     ctx.register_catalog_list(Arc::new(DynamicObjectStoreCatalog::new(
@@ -274,7 +274,7 @@ pub async fn build_session(
 pub async fn run(args: Args) -> Result<()> {
     #[cfg(feature = "distributed")]
     if let Some(Command::Worker(worker)) = args.command {
-        return super::worker::run_worker(worker).await;
+        return crate::worker::run_worker(worker).await;
     }
     if let Some(dir) = &args.data_path {
         env::set_current_dir(dir)?;
@@ -324,7 +324,7 @@ pub async fn run(args: Args) -> Result<()> {
 
 /// `--slt`: runs (or with `--complete` rewrites) the sqllogictest files the arguments name.
 async fn run_slt(args: &Args) -> Result<()> {
-    use crate::slt::{SessionFactory, collect_files, complete_files, default_session, run_files};
+    use datafusion_parquet_variant::slt::{SessionFactory, collect_files, complete_files, default_session, run_files};
     let files = collect_files(&args.slt)?;
     if files.is_empty() {
         return Err(DataFusionError::Execution(format!(

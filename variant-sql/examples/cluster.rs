@@ -4,7 +4,7 @@
 //! workers; prints the distributed plan and the rows.
 //!
 //! ```sh
-//! cargo run --release --features distributed --example cluster -- [--workers N] [--port P] [SQL]
+//! cargo run --release -p variant-sql --features distributed --example cluster -- [--workers N] [--port P] [SQL]
 //! ```
 //!
 //! What the coordinator and each worker need of ours is one call on their session builders:
@@ -73,7 +73,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // the data: the bundled sample events as Variant Parquet, in eight files
     let dir = std::env::temp_dir().join(format!("variant-cluster-{}", std::process::id()));
     let writer = datafusion_parquet_variant::session_context();
-    datafusion_parquet_variant::sample::register_sample(&writer, "events").await?;
+    variant_sql::sample::register_sample(&writer, "events").await?;
     for part in 0..8 {
         let copy = format!(
             "COPY (SELECT * FROM events WHERE id % 8 = {part}) TO '{}/part-{part}.parquet' \

@@ -13,7 +13,7 @@ use datafusion::arrow::json::writer::{
 use datafusion::arrow::json::{Encoder, EncoderFactory, EncoderOptions};
 use datafusion::error::Result;
 
-use crate::display::is_json_field;
+use datafusion_parquet_variant::display::is_json_field;
 
 /// An arrow-json [`EncoderFactory`] that writes the text of `arrow.json` string fields (top-level,
 /// struct fields and list elements; not map values) as is.
@@ -149,12 +149,12 @@ pub fn batches_to_json_string(batches: &[RecordBatch], line_delimited: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::display::display_variants;
+    use datafusion_parquet_variant::display::display_variants;
     use datafusion::prelude::SessionContext;
 
     async fn json(sql: &str, line_delimited: bool) -> Result<String> {
         let ctx = SessionContext::new();
-        crate::register_all(&ctx)?;
+        datafusion_parquet_variant::register_all(&ctx)?;
         let batches = display_variants(ctx.sql(sql).await?)?.collect().await?;
         batches_to_json_string(&batches, line_delimited)
     }

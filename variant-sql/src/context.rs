@@ -11,7 +11,7 @@ use datafusion::object_store::ObjectStore;
 use datafusion::prelude::SessionContext;
 use datafusion_cli::cli_context::CliSessionContext;
 
-use crate::display::display_variants;
+use datafusion_parquet_variant::display::display_variants;
 
 /// A [`SessionContext`] whose query results have their variants rendered as JSON text (see
 /// [`display_variants`]), so that every datafusion-cli output format prints them as JSON.
@@ -60,11 +60,11 @@ impl CliSessionContext for VariantCliContext {
     /// Executes `plan` (DDL and statements run now, as in [`SessionContext::execute_logical_plan`])
     /// and returns the result with its variants rendered as JSON text.
     /// On a coordinator (`--workers`), EXPLAIN shows the distributed plan
-    /// ([`crate::distributed::explain_distributed`]).
+    /// ([`datafusion_parquet_variant::distributed::explain_distributed`]).
     async fn execute_logical_plan(&self, plan: LogicalPlan) -> Result<DataFrame> {
         #[cfg(feature = "distributed")]
         if let Some(batch) =
-            crate::distributed::explain_distributed(&self.ctx.state(), &plan).await?
+            datafusion_parquet_variant::distributed::explain_distributed(&self.ctx.state(), &plan).await?
         {
             return self.ctx.read_batch(batch);
         }

@@ -3,8 +3,8 @@
 //! killed during a query or a COPY gives an error naming it (and no partial output), an
 //! unreachable worker is named, a SIGTERM stops a worker cleanly; Variant Parquet and a Delta
 //! table read through the S3 API (a local moto server) on one process and on workers.
-//! Needs `--features distributed` (and the default `cli`).
-#![cfg(all(feature = "distributed", feature = "cli"))]
+//! Needs `--features distributed`.
+#![cfg(feature = "distributed")]
 
 mod common;
 
@@ -309,7 +309,7 @@ fn workers_admit_only_their_coordinator() {
     drop((first, second));
 
     // TLS: workers with the test CA's certificate (for localhost), reading from each other
-    let tls = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tls");
+    let tls = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/tls");
     let (cert, key, ca, other_ca) = (
         format!("{tls}/worker.pem"),
         format!("{tls}/worker.key"),
@@ -434,7 +434,7 @@ fn a_cluster_of_worker_processes() {
     // a worker that answers with an error: it and the file are named
     let bad = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/sqllogictests/data/unreadable/bad_page"
+        "/../sqllogictests/data/unreadable/bad_page"
     );
     let create_bad = format!("CREATE EXTERNAL TABLE bad STORED AS PARQUET LOCATION '{bad}/'");
     let error = failed(finish(spawn_sql(

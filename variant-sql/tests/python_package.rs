@@ -7,7 +7,7 @@ use std::process::Command;
 
 #[test]
 fn the_python_package_passes_its_tests() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/run-tests.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../python/run-tests.sh");
     let mut command = Command::new("bash");
     command.arg(&script);
     // the workers of test_workers_run_the_queries

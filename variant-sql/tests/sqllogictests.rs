@@ -1,6 +1,7 @@
-//! sqllogictest runner for the `.slt` files in `sqllogictests/`: the library's runner
-//! (`datafusion_parquet_variant::slt`, the same that `variant-sql --slt` uses) behind libtest's
-//! command line.
+//! sqllogictest runner for the `.slt` files in the repository's `sqllogictests/`: the library's
+//! runner (`datafusion_parquet_variant::slt`, the same that `variant-sql --slt` uses) behind
+//! libtest's command line. It runs from the repository's root, as the files' paths to their data
+//! (`sqllogictests/data/...`) are relative to it.
 //!
 //! Modelled on DataFusion's own `datafusion-sqllogictest` harness. Every file runs on a fresh
 //! `SessionContext` (target partitions fixed at 4, as DataFusion's harness does, so plans do
@@ -36,8 +37,10 @@ use datafusion_parquet_variant::slt::{
     SessionFactory, SltFile, complete_files, default_session, find_slt_files, run_files,
 };
 
-/// Folder of the test files, relative to the crate root.
+/// Folder of the test files, relative to the repository's root.
 const TEST_DIR: &str = "sqllogictests";
+/// The repository's root (this crate's folder is below it).
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 /// Files run at once unless `--test-threads` says otherwise.
 const DEFAULT_JOBS: usize = 2;
 
@@ -150,15 +153,14 @@ fn parse_args() -> Result<Options, String> {
 
 /// The files to run, sorted by name, after filters and `--skip`.
 fn select_files(options: &Options) -> std::io::Result<Vec<SltFile>> {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = manifest_dir.join(TEST_DIR);
+    let dir = Path::new(TEST_DIR);
     let mut paths = vec![];
-    find_slt_files(&dir, &mut paths)?;
+    find_slt_files(dir, &mut paths)?;
     let mut files: Vec<SltFile> = paths
         .into_iter()
         .map(|path| {
             let name = path
-                .strip_prefix(&dir)
+                .strip_prefix(dir)
                 .unwrap_or(&path)
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy())
@@ -173,16 +175,13 @@ fn select_files(options: &Options) -> std::io::Result<Vec<SltFile>> {
         .collect();
     files.sort_by(|a, b| a.name.cmp(&b.name));
 
-    let manifest_prefix = format!("{}/", manifest_dir.display());
+    // absolute paths (an editor's) are taken below the repository's root, the current folder
+    let root_prefix = format!("{}/", std::env::current_dir()?.display());
     let mut selected = vec![];
     for mut file in files {
         // matched against `sqllogictests/<name>`, so editor paths work too
         let long_name = format!("{TEST_DIR}/{}", file.name);
         if options.skips.iter().any(|s| long_name.contains(s.as_str())) {
-            continue;
-        }
-        // Delta tables are a cargo feature of their own
-        if !cfg!(feature = "delta") && file.name.starts_with("delta_") {
             continue;
         }
         if options.filters.is_empty() {
@@ -194,7 +193,7 @@ fn select_files(options: &Options) -> std::io::Result<Vec<SltFile>> {
         for filter in &options.filters {
             let pattern = filter
                 .file
-                .strip_prefix(&manifest_prefix)
+                .strip_prefix(&root_prefix)
                 .unwrap_or(&filter.file);
             let hit = if options.exact {
                 pattern == file.name || pattern == long_name
@@ -221,6 +220,10 @@ fn select_files(options: &Options) -> std::io::Result<Vec<SltFile>> {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
+    if let Err(e) = std::env::set_current_dir(REPO) {
+        eprintln!("error: cannot enter the repository's root {REPO}: {e}");
+        return ExitCode::FAILURE;
+    }
     let options = match parse_args() {
         Ok(options) => options,
         Err(e) => {

@@ -1,5 +1,5 @@
 //! `variant-sql worker`: a long-running datafusion-distributed worker with our session (see
-//! [`crate::distributed::workers::worker_session_state`]), object stores made from the
+//! [`datafusion_parquet_variant::distributed::workers::worker_session_state`]), object stores made from the
 //! environment on first use ([`EnvObjectStoreRegistry`]), an optional memory limit shared by its
 //! queries, and a clean stop on SIGTERM or Ctrl-C.
 use std::net::SocketAddr;
@@ -11,12 +11,12 @@ use datafusion_distributed::{DistributedTaskContext, Worker, WorkerQueryContext}
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
-use super::memory::MemoryArgs;
-use super::object_stores::EnvObjectStoreRegistry;
-use crate::distributed::auth::{
+use crate::memory::MemoryArgs;
+use crate::object_stores::EnvObjectStoreRegistry;
+use datafusion_parquet_variant::distributed::auth::{
     WorkerSecurity, WorkerToken, authenticated, check_listen, server_tls,
 };
-use crate::distributed::workers::{KEEP_ALIVE, WorkerChannels, worker_session_state};
+use datafusion_parquet_variant::distributed::workers::{KEEP_ALIVE, WorkerChannels, worker_session_state};
 
 /// The arguments of `variant-sql worker`.
 #[derive(Debug, clap::Args, PartialEq)]

@@ -1,5 +1,5 @@
 //! The interactive shell: datafusion-cli's loop (its line editor, helper and backslash commands)
-//! with each statement run by [`super::exec`], so that its `:` paths are bound as Spark binds
+//! with each statement run by [`crate::exec`], so that its `:` paths are bound as Spark binds
 //! them (datafusion-cli's own loop hands the line to its parser with no hook) and the JSON formats
 //! print variants as JSON values, as `-c` and `-f` do.
 use datafusion_cli::cli_context::CliSessionContext;
@@ -10,8 +10,8 @@ use rustyline::Editor;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 
-use super::context::VariantCliContext;
-use super::exec::{exec_sql, split_statements};
+use crate::context::VariantCliContext;
+use crate::exec::{exec_sql, split_statements};
 
 /// Reads statements and backslash commands until `\q` or end of input; history in `.history`.
 pub async fn exec_from_repl(

@@ -19,10 +19,10 @@ use datafusion_cli::exec::exec_from_commands;
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::PrintOptions;
 
-use crate::sql::colon_precedence::{parse_sql, rewrite_sql_text};
+use datafusion_parquet_variant::sql::colon_precedence::{parse_sql, rewrite_sql_text};
 
-use super::context::VariantCliContext;
-use super::json_output::JsonPrinter;
+use crate::context::VariantCliContext;
+use crate::json_output::JsonPrinter;
 
 /// Whether `format` is printed by our JSON printer: `Some(line_delimited)` for `json` / `nd-json`.
 fn json_mode(format: PrintFormat) -> Option<bool> {
@@ -104,9 +104,8 @@ pub async fn exec_sql(ctx: &VariantCliContext, sql: &str, options: &PrintOptions
 /// The table types whose `OPTIONS` datafusion-cli cannot take: it reads every option of a
 /// `CREATE EXTERNAL TABLE` as one of its own formats' ("Specify a format for TableOptions").
 const OUR_TABLE_TYPES: &[&str] = &[
-    crate::json_files::JSON_VARIANT,
-    #[cfg(feature = "delta")]
-    crate::delta::DELTATABLE,
+    datafusion_parquet_variant::json_files::JSON_VARIANT,
+    datafusion_parquet_variant::delta::DELTATABLE,
 ];
 
 /// Whether `sql` may hold a `CREATE EXTERNAL TABLE` of ours with options (a look at the text;

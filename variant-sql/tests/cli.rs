@@ -6,8 +6,15 @@ use serde_json::Value;
 
 mod common;
 
+/// The program, run from the repository's root (the paths the tests name are relative to it).
+fn variant_sql() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_variant-sql"));
+    command.current_dir(common::REPO);
+    command
+}
+
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+    variant_sql()
         .args(args)
         .output()
         .expect("variant-sql runs")
@@ -324,7 +331,7 @@ fn a_killed_append_leaves_only_unreferenced_files() {
         "-c",
         "INSERT INTO d SELECT n, parse_json('{\"n\": ' || n || '}') FROM generate_series(1, 10) AS s(n)",
     ]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+    let mut child = variant_sql()
         .args([
             "-q",
             "--no-sample",
@@ -423,7 +430,7 @@ fn session_has_the_variant_sql_extensions() {
 fn run_repl(dir: &std::path::Path, input: &str) -> Output {
     use std::io::Write;
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_variant-sql"))
+    let mut child = variant_sql()
         .args(["-q", "--format", "csv"])
         .current_dir(dir)
         .stdin(Stdio::piped())

@@ -2,7 +2,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use datafusion_parquet_variant::cli::app::{Args, run};
+use variant_sql::app::{Args, run};
 
 #[tokio::main]
 async fn main() -> ExitCode {
