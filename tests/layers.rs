@@ -236,7 +236,9 @@ fn cycles_in(folder: &Path, module: &str, cycles: &mut Vec<String>) {
                 _ => format!("{module}::{stem}"),
             };
             cycles_in(&path, &inner, cycles);
-        } else if path.extension().is_some_and(|x| x == "rs") && !["mod", "lib", "main"].contains(&stem.as_str()) {
+        } else if path.extension().is_some_and(|x| x == "rs")
+            && !["mod", "lib", "main"].contains(&stem.as_str())
+        {
             files.insert(stem, fs::read_to_string(&path).unwrap());
         }
     }

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 
 // one SplitMix64 generator with variant-sql's sample table (its file, taken by path)
 #[path = "../../variant-sql/src/rng.rs"]
+#[allow(dead_code)] // (the sample uses methods the benchmark does not)
 mod rng;
 use rng::Rng;
 

@@ -30,20 +30,20 @@ use parquet::encryption::decrypt::FileDecryptionProperties;
 use parquet::file::metadata::PageIndexPolicy;
 
 use super::ShreddingOptions;
-use super::read::expr_adapter::VariantExprAdapterFactory;
 use super::general::file_errors::{SkipFiles, in_file};
-use super::write::input_sample::sample_input;
 use super::general::interval::{holds_interval, without_interval_ranges};
 use super::general::logical_types::{
     ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
 };
-use super::write::sink::{VariantParquetSink, has_variant_column};
-use super::read::source::VariantParquetSource;
 use super::general::staged::stage;
+use super::read::expr_adapter::VariantExprAdapterFactory;
+use super::read::source::VariantParquetSource;
 use super::variant_columns::{
     VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
     with_variant_extension,
 };
+use super::write::input_sample::sample_input;
+use super::write::sink::{VariantParquetSink, has_variant_column};
 use crate::arrow_nested::with_inner_fields_changed;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,

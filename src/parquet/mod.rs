@@ -58,19 +58,19 @@ use datafusion::datasource::listing::{
 use datafusion::logical_expr::LogicalPlanBuilder;
 use datafusion::prelude::{DataFrame, SessionContext};
 
-pub use write::dataframe_writes::ParquetWritesAsVariant;
-pub use read::expr_adapter::VariantExprAdapterFactory;
 pub use format::{VariantParquetFormat, VariantParquetFormatFactory};
 pub use input_sample::SampleUnderSort;
+pub use read::expr_adapter::VariantExprAdapterFactory;
+pub use read::shredded_get::ShreddedGetExpr;
+pub use read::source::{VariantParquetSource, variant_scan, with_variant_scans};
+pub use read::whole_value_filters::WholeValueFiltersIntoScan;
+pub use table::{VariantParquetTable, VariantTableFactory};
+pub use write::dataframe_writes::ParquetWritesAsVariant;
 pub use write::shred_on_write::{
     NO_SHREDDING, SHRED_INFERENCE_OPTION, SHRED_OPTION_PREFIX, ShreddingOptions, VariantConfig,
     VariantTableOptions,
 };
-pub use read::shredded_get::ShreddedGetExpr;
 pub use write::sink::{AutoShredding, VARIANT_SPEC_VERSION, VariantParquetSink};
-pub use read::source::{VariantParquetSource, variant_scan, with_variant_scans};
-pub use table::{VariantParquetTable, VariantTableFactory};
-pub use read::whole_value_filters::WholeValueFiltersIntoScan;
 
 /// Writes `df` to Parquet at `path` (a file, or a directory when it ends in `/`), as `COPY ..
 /// STORED AS PARQUET` does with the session's Parquet options: variant columns become VARIANT

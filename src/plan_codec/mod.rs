@@ -63,11 +63,11 @@ use prost::Message;
 use prost::bytes::Bytes;
 
 use crate::json_files::{VariantJsonSource, VariantJsonTable};
-use crate::parquet::general::file_errors::SkipFiles;
 use crate::parquet::format::with_variant_source;
+use crate::parquet::general::file_errors::SkipFiles;
+use crate::parquet::general::staged::{StagedSink, StagedWrite, StagingText};
 use crate::parquet::write::input_sample::{InputSample, SampleExec, SampleOf};
 use crate::parquet::write::shred_on_write::is_unshredded_variant;
-use crate::parquet::general::staged::{StagedSink, StagedWrite, StagingText};
 use crate::parquet::{
     AutoShredding, ShreddingOptions, VariantExprAdapterFactory, VariantParquetFormatFactory,
     VariantParquetSink, VariantParquetSource, VariantParquetTable,

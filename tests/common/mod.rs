@@ -831,7 +831,6 @@ pub fn value_strategy() -> impl proptest::strategy::Strategy<Value = V> {
 // Test harness helpers
 // ---------------------------------------------------------------------------------------------
 
-
 /// Copies the folder `from` into `to`, recursively.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

@@ -324,7 +324,9 @@ pub async fn run(args: Args) -> Result<()> {
 
 /// `--slt`: runs (or with `--complete` rewrites) the sqllogictest files the arguments name.
 async fn run_slt(args: &Args) -> Result<()> {
-    use datafusion_parquet_variant::slt::{SessionFactory, collect_files, complete_files, default_session, run_files};
+    use datafusion_parquet_variant::slt::{
+        SessionFactory, collect_files, complete_files, default_session, run_files,
+    };
     let files = collect_files(&args.slt)?;
     if files.is_empty() {
         return Err(DataFusionError::Execution(format!(

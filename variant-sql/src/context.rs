@@ -64,7 +64,8 @@ impl CliSessionContext for VariantCliContext {
     async fn execute_logical_plan(&self, plan: LogicalPlan) -> Result<DataFrame> {
         #[cfg(feature = "distributed")]
         if let Some(batch) =
-            datafusion_parquet_variant::distributed::explain_distributed(&self.ctx.state(), &plan).await?
+            datafusion_parquet_variant::distributed::explain_distributed(&self.ctx.state(), &plan)
+                .await?
         {
             return self.ctx.read_batch(batch);
         }

@@ -149,8 +149,8 @@ pub fn batches_to_json_string(batches: &[RecordBatch], line_delimited: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion_parquet_variant::display::display_variants;
     use datafusion::prelude::SessionContext;
+    use datafusion_parquet_variant::display::display_variants;
 
     async fn json(sql: &str, line_delimited: bool) -> Result<String> {
         let ctx = SessionContext::new();

@@ -16,7 +16,9 @@ use crate::object_stores::EnvObjectStoreRegistry;
 use datafusion_parquet_variant::distributed::auth::{
     WorkerSecurity, WorkerToken, authenticated, check_listen, server_tls,
 };
-use datafusion_parquet_variant::distributed::workers::{KEEP_ALIVE, WorkerChannels, worker_session_state};
+use datafusion_parquet_variant::distributed::workers::{
+    KEEP_ALIVE, WorkerChannels, worker_session_state,
+};
 
 /// The arguments of `variant-sql worker`.
 #[derive(Debug, clap::Args, PartialEq)]

@@ -14,10 +14,7 @@ fn variant_sql() -> Command {
 }
 
 fn run(args: &[&str]) -> Output {
-    variant_sql()
-        .args(args)
-        .output()
-        .expect("variant-sql runs")
+    variant_sql().args(args).output().expect("variant-sql runs")
 }
 
 /// Runs with `-q` and returns stdout; panics with both streams unless the exit code is 0.

@@ -21,8 +21,8 @@ use datafusion_datasource::morsel::{Morsel, MorselPlan, MorselPlanner, Morselize
 use futures::StreamExt;
 use futures::stream::BoxStream;
 
-use crate::parquet::VariantConfig;
 use crate::functions::is_valid_variant::is_valid_variant_array;
+use crate::parquet::VariantConfig;
 use crate::variant_array::{
     INVALID_VARIANT_DEBUG, InvalidVariant, invalid_variant, is_variant_like,
 };

@@ -49,8 +49,8 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion_datasource::PartitionedFile;
 
-use crate::parquet::rebuilt_group;
 use crate::arrow_nested::{holds_type, with_children_converted, with_inner_fields_changed};
+use crate::parquet::rebuilt_group;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::basic::{ConvertedType, Type as PhysicalType};

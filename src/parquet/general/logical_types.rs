@@ -21,8 +21,8 @@ use parquet::basic::{ConvertedType, EdgeInterpolationAlgorithm, LogicalType, Rep
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 
 use super::interval::INTERVAL_TYPE;
-use crate::parquet::variant_columns::{changed_fields, with_fields_changed};
 use crate::codec::format::write_json_string;
+use crate::parquet::variant_columns::{changed_fields, with_fields_changed};
 use crate::variant_array::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 
 pub use crate::variant_array::UUID_EXTENSION_NAME;

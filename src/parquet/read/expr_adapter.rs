@@ -25,15 +25,15 @@ use datafusion::physical_expr_adapter::{
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 
 use super::facts::FileFacts;
-use crate::parquet::general::interval::{
-    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, holds_interval, interval_from_bytes,
-    is_marked_interval,
-};
 use super::shredded_get::ShreddedGetExpr;
 use crate::arrow_nested::{holds_type, with_children_converted};
 use crate::functions::reads_shredded_input;
 use crate::functions::try_variant_get::TryVariantGet;
 use crate::functions::variant_get::{GetMode, VariantGet};
+use crate::parquet::general::interval::{
+    INTERVAL_BYTES_TYPE, INTERVAL_TYPE, IntervalFromParquet, holds_interval, interval_from_bytes,
+    is_marked_interval,
+};
 use crate::variant_array::{has_variant_shape, is_variant_field};
 
 /// Wraps another [`PhysicalExprAdapterFactory`] (DataFusion's default unless given): variant

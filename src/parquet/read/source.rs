@@ -43,12 +43,12 @@ use datafusion_datasource::morsel::{MorselPlan, MorselPlanner, Morselizer};
 
 use super::expr_adapter::{ShreddedReadMetrics, VariantExprAdapterFactory, variant_column_names};
 use super::facts::FileFacts;
-use crate::parquet::general::file_errors::{FileErrorMorselizer, SkipFiles, SkippedFiles};
-use crate::parquet::general::interval::{IntervalReaderFactory, interval_columns};
-use crate::parquet::is_encrypted;
 use super::pruning::{VariantPruning, variant_path_call};
 use super::shredded_get::{ShreddedRead, clipped_type};
 use crate::codec::VariantPath;
+use crate::parquet::general::file_errors::{FileErrorMorselizer, SkipFiles, SkippedFiles};
+use crate::parquet::general::interval::{IntervalReaderFactory, interval_columns};
+use crate::parquet::is_encrypted;
 
 /// DataFusion's [`ParquetSource`] plus the variant work described in the module documentation.
 /// [`VariantParquetFormat`](crate::parquet::VariantParquetFormat) puts it on every scan it plans.

@@ -17,9 +17,9 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_plan::projection::ProjectionExec;
 
 use super::sink::AutoShredding;
-use crate::parquet::variant_columns::with_fields_changed;
 use crate::cast::target_type::{parse_target_type, sql_type_name};
 use crate::functions::shred_variant::shred_variant_udf;
+use crate::parquet::variant_columns::with_fields_changed;
 use crate::shredding::{InferLimits, InferenceRule, shredded_variant_type};
 use crate::variant_array::{has_unshredded_variant_shape, has_variant_shape, is_variant_field};
 
