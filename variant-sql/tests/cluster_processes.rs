@@ -432,10 +432,12 @@ fn a_cluster_of_worker_processes() {
     assert!(explain.contains(&first.url()), "{explain}");
 
     // a worker that answers with an error: it and the file are named
-    let bad = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../sqllogictests/data/unreadable/bad_page"
-    );
+    // (the repository's root without `..`: errors name the file by its normalized URL)
+    let bad = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("sqllogictests/data/unreadable/bad_page");
+    let bad = bad.display();
     let create_bad = format!("CREATE EXTERNAL TABLE bad STORED AS PARQUET LOCATION '{bad}/'");
     let error = failed(finish(spawn_sql(
         Some(&both),
