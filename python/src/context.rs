@@ -1,8 +1,10 @@
 //! [`PySessionContext`]: our own DataFusion session with everything the library installs.
 use std::sync::Arc;
 
+use datafusion::config::SpillCompression;
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -90,9 +92,18 @@ impl PySessionContext {
         if let Some(partitions) = target_partitions {
             config = config.with_target_partitions(partitions);
         }
+        // spill files compressed, as variant-sql's: variant rows shrink severalfold
+        config.options_mut().execution.spill_compression = SpillCompression::Lz4Frame;
         let mut runtime = RuntimeEnvBuilder::new();
         if let Some(limit) = memory_limit {
-            runtime = runtime.with_memory_limit(limit, 1.0);
+            // the fair pool, as variant-sql's: each operator that can spill gets its share, so
+            // two sorts and the readers feeding them fit together (a greedy pool lets the first
+            // sort take it all); the five largest consumers named when it is exceeded
+            let top = std::num::NonZeroUsize::new(5).expect("five");
+            runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(
+                FairSpillPool::new(limit),
+                top,
+            )));
         }
         let runtime = runtime.build_arc().map_err(py_err)?;
         let builder = SessionStateBuilder::new()

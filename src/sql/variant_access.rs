@@ -5,12 +5,15 @@
 //! [`VariantCastRewrite`](super::VariantCastRewrite) makes of any `variant_get`, read from a
 //! shredded file's leaf. Array subscripts are 0-based, as variant paths are in Spark,
 //! Databricks and Snowflake (DataFusion's own lists stay 1-based). Structs, maps and lists
-//! that are not variants (by their extension type) keep DataFusion's meaning: the planner
-//! passes them on; `get_field(v, 'value')` still reads a variant's own struct fields.
+//! that are not variants keep DataFusion's meaning: the planner passes them on;
+//! `get_field(v, 'value')` still reads a variant's own struct fields. A variant's storage struct
+//! without the extension (DataFusion's own `register_parquet` reads a file's layout so) is a
+//! variant where DataFusion's access would fail: `v['user']`, `v[0]`, `v->'a'`.
 //!
 //! DataFusion's parser binds `->` and `->>` more loosely than comparisons, `||`, `AND` and
 //! `OR` (Postgres binds them tighter): `v->>'kind' = 'click'` arrives as
 //! `v ->> ('kind' = 'click')`, and is planned as `(v ->> 'kind') = 'click'`, as written.
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DFSchema, Result, ScalarValue, plan_err};
 use datafusion::logical_expr::expr::{GetFieldAccess, ScalarFunction};
 use datafusion::logical_expr::planner::{
@@ -21,14 +24,42 @@ use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use super::colon_path::push_key;
 use crate::functions::variant_get::variant_get_udf;
-use crate::variant_array::is_variant_field;
+use crate::variant_array::{is_variant_field, is_variant_like};
 
-/// Whether `expr` is a variant by its type: the `arrow.parquet.variant` extension. (A struct
-/// of the variant's shape without it, such as a table declaring a file's shredded layout, keeps
-/// DataFusion's field access.)
-fn is_variant(expr: &Expr, schema: &DFSchema) -> bool {
+/// Whether `access` is a path into a variant: `expr` has the variant extension, or it is a
+/// struct of the variant's shape without it (a file's layout as DataFusion's own
+/// `register_parquet` reads it: `metadata`, `value`, `typed_value`) and DataFusion's own
+/// meaning would fail: a name that is none of its fields, or an index. A field the struct has
+/// (`v['typed_value']`, a table declaring a file's shredded layout) keeps DataFusion's access.
+fn is_variant_access(access: &RawFieldAccessExpr, schema: &DFSchema) -> bool {
+    let Ok((_, field)) = access.expr.to_field(schema) else {
+        return false;
+    };
+    if is_variant_field(&field) {
+        return true;
+    }
+    let DataType::Struct(fields) = field.data_type() else {
+        return false;
+    };
+    is_variant_like(&field)
+        && match &access.field_access {
+            GetFieldAccess::NamedStructField { name } => !fields
+                .iter()
+                .any(|f| Some(f.name().as_str()) == name.try_as_str().flatten()),
+            GetFieldAccess::ListIndex { key } => !matches!(
+                key.as_ref(),
+                Expr::Literal(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name)) | ScalarValue::LargeUtf8(Some(name)), _)
+                    if fields.iter().any(|f| f.name() == name)
+            ),
+            GetFieldAccess::ListRange { .. } => false,
+        }
+}
+
+/// Whether `expr` takes `->` and `->>` as a variant: the extension, or the variant's shape (for
+/// which DataFusion has no meaning of these operators).
+fn is_variant_operand(expr: &Expr, schema: &DFSchema) -> bool {
     expr.to_field(schema)
-        .is_ok_and(|(_, field)| is_variant_field(&field))
+        .is_ok_and(|(_, field)| is_variant_like(&field))
 }
 
 /// Plans subscripts and `->`/`->>` on variants.
@@ -41,7 +72,7 @@ impl ExprPlanner for VariantAccessPlanner {
         access: RawFieldAccessExpr,
         schema: &DFSchema,
     ) -> Result<PlannerResult<RawFieldAccessExpr>> {
-        if !is_variant(&access.expr, schema) {
+        if !is_variant_access(&access, schema) {
             return Ok(PlannerResult::Original(access));
         }
         let segment = match &access.field_access {
@@ -67,7 +98,7 @@ impl ExprPlanner for VariantAccessPlanner {
             BinaryOperator::LongArrow => true,
             _ => return Ok(PlannerResult::Original(expr)),
         };
-        if !is_variant(&expr.left, schema) {
+        if !is_variant_operand(&expr.left, schema) {
             return Ok(PlannerResult::Original(expr));
         }
         let as_text = text.then_some("string");

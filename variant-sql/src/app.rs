@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use datafusion::config::ConfigOptions;
+use datafusion::config::{ConfigOptions, SpillCompression};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionConfig;
@@ -201,6 +201,11 @@ fn session_config(args: &Args) -> Result<SessionConfig> {
     if env::var_os("DATAFUSION_FORMAT_NULL").is_none() {
         options.format.null = String::from("NULL");
     }
+    // spill files of sorts past the memory limit compressed: variant rows shrink severalfold,
+    // and lz4 costs little beside the disk it saves
+    if env::var_os("DATAFUSION_EXECUTION_SPILL_COMPRESSION").is_none() {
+        options.execution.spill_compression = SpillCompression::Lz4Frame;
+    }
     let mut config = SessionConfig::from(options).with_information_schema(true);
     if let Some(batch_size) = args.batch_size {
         config = config.with_batch_size(batch_size);
@@ -393,7 +398,7 @@ mod tests {
             "-m",
             "512m",
             "--mem-pool-type",
-            "fair",
+            "greedy",
             "-b",
             "100",
             "-p",
@@ -401,12 +406,13 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(args.memory.memory_limit, Some(512 << 20));
-        assert_eq!(args.memory.mem_pool_type, PoolType::Fair);
+        assert_eq!(args.memory.mem_pool_type, PoolType::Greedy);
         assert_eq!(args.batch_size, Some(100));
         assert_eq!(args.data_path.as_deref(), Some("."));
         assert!(args.memory.pool().is_some());
+        // the fair pool unless told otherwise (datafusion-cli's default is greedy)
         let args = Args::try_parse_from(["variant-sql"]).unwrap();
-        assert_eq!(args.memory.mem_pool_type, PoolType::Greedy);
+        assert_eq!(args.memory.mem_pool_type, PoolType::Fair);
         assert!(args.memory.pool().is_none());
 
         for bad in [

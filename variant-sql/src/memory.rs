@@ -17,8 +17,10 @@ pub struct MemoryArgs {
     #[arg(short = 'm', long, value_parser = parse_memory_limit)]
     pub memory_limit: Option<usize>,
 
-    /// The memory pool type with --memory-limit: 'greedy' or 'fair'.
-    #[arg(long, default_value_t = PoolType::Greedy)]
+    /// The memory pool type with --memory-limit: 'fair' (each operator that can spill gets its
+    /// share, so two sorts and the readers feeding them fit together) or 'greedy' (first come,
+    /// first served: one sort can take the whole pool and starve the rest).
+    #[arg(long, default_value_t = PoolType::Fair)]
     pub mem_pool_type: PoolType,
 
     /// How many of the largest memory consumers an out-of-memory error names (0: no tracking).

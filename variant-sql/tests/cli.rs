@@ -512,6 +512,71 @@ fn memory_limit_bounds_a_query() {
     assert_eq!(out, "count(*)\n1000000\n");
 }
 
+/// A sorted `COPY` of variant rows larger than `-m` completes with the program's defaults (the
+/// fair pool, spills compressed): the sort spills, and the file holds exactly the rows, in order.
+/// (Under datafusion-cli's greedy pool the same statement fails: the two sorters take the whole
+/// pool and `parse_json`'s next batch is refused.)
+#[test]
+fn a_sorted_copy_larger_than_the_memory_limit_spills() {
+    let dir = scratch("sorted-copy");
+    let file = dir.join("sorted.parquet");
+    let file = file.to_str().unwrap();
+    // 200,000 events of about 450 bytes: some 90 MB of variants, which the sorts (each taking
+    // twice its batches) cannot hold within their shares of a 256 MiB pool
+    let events = "SELECT parse_json('{\"id\":' || i || ',\"kind\":\"' || \
+                  (CASE WHEN i % 3 = 0 THEN 'commit' ELSE 'identity' END) || \
+                  '\",\"did\":\"did:plc:' || (i * 7919 % 100003) || '\",\"time_us\":' || \
+                  (1700000000000000 + i * 13 % 1000000) || ',\"text\":\"' || repeat('x', 350) || \
+                  '\"}') AS v FROM generate_series(1, 200000) t(i)";
+    let copy = format!(
+        "EXPLAIN ANALYZE COPY (SELECT v FROM ({events}) ORDER BY v:kind::string, \
+         v:did::string, v:time_us::bigint) TO '{file}' STORED AS PARQUET"
+    );
+    let out = ok(&["--no-sample", "-m", "256m", "-c", &copy]);
+    let spills: Vec<u64> = out
+        .split("spill_count=")
+        .skip(1)
+        .map(|rest| {
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        spills.iter().any(|&n| n > 0),
+        "the sort did not spill:\n{out}"
+    );
+
+    // read back in file order (one partition): every row once, each key not below the last
+    let check = format!(
+        "SELECT count(*) AS n, sum(id) AS ids, \
+           sum(CASE WHEN pk > k OR (pk = k AND (pd > d OR (pd = d AND pt > t))) THEN 1 ELSE 0 END) \
+             AS out_of_order \
+         FROM (SELECT id, k, d, t, lag(k) OVER () AS pk, lag(d) OVER () AS pd, lag(t) OVER () AS pt \
+               FROM (SELECT v:id::bigint AS id, v:kind::string AS k, v:did::string AS d, \
+                            v:time_us::bigint AS t FROM '{file}'))"
+    );
+    let out = ok(&[
+        "--no-sample",
+        "--format",
+        "csv",
+        "-c",
+        "SET datafusion.execution.target_partitions = 1",
+        "-c",
+        &check,
+        "-c",
+        "SHOW datafusion.execution.spill_compression",
+    ]);
+    // 200,000 rows; ids 1..=200,000 sum to 200,000 * 200,001 / 2
+    assert_eq!(
+        out,
+        "n,ids,out_of_order\n200000,20000100000,0\n\
+         name,value\ndatafusion.execution.spill_compression,lz4_frame\n"
+    );
+}
+
 /// `-b` sets the session's batch size; `-p` the directory relative file names resolve against.
 #[test]
 fn batch_size_and_data_path() {
