@@ -514,6 +514,19 @@ fn print(matrix: &Matrix, bed: &str) {
     }
 }
 
+/// Runs every case on `bed`, prints its matrix, and fails naming each case that did not survive.
+async fn survives_every_fault(bed: &Bed) {
+    let mut matrix = Matrix::new();
+    let failures = run_bed(bed, &mut matrix).await;
+    print(&matrix, bed.name);
+    assert!(
+        failures.is_empty(),
+        "{} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_write_path_survives_every_fault_on_the_local_store() {
     let dir = common::TempPath::dir("variant-write-faults");
@@ -533,15 +546,7 @@ async fn every_write_path_survives_every_fault_on_the_local_store() {
         base_path: StorePath::from_filesystem_path(&*dir).unwrap(),
         multipart: true,
     };
-    let mut matrix = Matrix::new();
-    let failures = run_bed(&bed, &mut matrix).await;
-    print(&matrix, bed.name);
-    assert!(
-        failures.is_empty(),
-        "{} cases failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    survives_every_fault(&bed).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -558,13 +563,5 @@ async fn every_write_path_survives_every_fault_on_s3() {
         base_path: StorePath::from("cases"),
         multipart: false,
     };
-    let mut matrix = Matrix::new();
-    let failures = run_bed(&bed, &mut matrix).await;
-    print(&matrix, bed.name);
-    assert!(
-        failures.is_empty(),
-        "{} cases failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    survives_every_fault(&bed).await;
 }

@@ -41,18 +41,16 @@ fn is_variant_access(access: &RawFieldAccessExpr, schema: &DFSchema) -> bool {
     let DataType::Struct(fields) = field.data_type() else {
         return false;
     };
-    is_variant_like(&field)
-        && match &access.field_access {
-            GetFieldAccess::NamedStructField { name } => !fields
-                .iter()
-                .any(|f| Some(f.name().as_str()) == name.try_as_str().flatten()),
-            GetFieldAccess::ListIndex { key } => !matches!(
-                key.as_ref(),
-                Expr::Literal(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name)) | ScalarValue::LargeUtf8(Some(name)), _)
-                    if fields.iter().any(|f| f.name() == name)
-            ),
-            GetFieldAccess::ListRange { .. } => false,
-        }
+    // the name DataFusion's access would look up among the struct's fields, if any
+    let name = match &access.field_access {
+        GetFieldAccess::NamedStructField { name } => name.try_as_str().flatten(),
+        GetFieldAccess::ListIndex { key } => match key.as_ref() {
+            Expr::Literal(value, _) => value.try_as_str().flatten(),
+            _ => None,
+        },
+        GetFieldAccess::ListRange { .. } => return false,
+    };
+    is_variant_like(&field) && !name.is_some_and(|name| fields.iter().any(|f| f.name() == name))
 }
 
 /// Whether `expr` takes `->` and `->>` as a variant: the extension, or the variant's shape (for
