@@ -50,6 +50,7 @@
 //!   JSON_VARIANT`).
 //! - `delta` (feature `delta`): Delta Lake tables read by our Parquet scan.
 //! - [`plan_codec`]: `datafusion-proto` codecs for plans holding any of the above.
+//! - [`memory_pool`]: the memory pool for sessions with a limit (sorts' merges held to a share).
 //! - `slt` (feature `slt`): the sqllogictest engine and runner.
 //! - `distributed` (feature `distributed`): sessions for datafusion-distributed.
 
@@ -67,6 +68,7 @@ pub mod from_arrow;
 pub mod functions;
 pub mod json_files;
 pub mod listing;
+pub mod memory_pool;
 pub mod parquet;
 pub mod plan_codec;
 mod register;

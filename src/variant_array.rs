@@ -642,10 +642,18 @@ impl VariantArrayBuilder {
         self.any_null = true;
     }
 
-    /// Finishes the struct array.
-    pub fn finish(self) -> Result<ArrayRef> {
+    /// Finishes the struct array. Byte buffers that grew well past what they hold are cut to
+    /// size: a batch's memory is what sorts, merges and writers reserve for it, and a buffer
+    /// that doubled (up to half of it spare) would count its spare bytes for as long as the
+    /// batch lives.
+    pub fn finish(mut self) -> Result<ArrayRef> {
         if self.metadata.len() > i32::MAX as usize || self.value.len() > i32::MAX as usize {
             return exec_err!("variant column exceeds 2 GiB in one batch");
+        }
+        for bytes in [&mut self.metadata, &mut self.value] {
+            if bytes.capacity() - bytes.len() > bytes.len() / 8 {
+                bytes.shrink_to_fit();
+            }
         }
         let metadata = BinaryArray::new(
             OffsetBuffer::new(ScalarBuffer::from(self.metadata_offsets)),

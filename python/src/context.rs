@@ -4,7 +4,7 @@ use std::sync::Arc;
 use datafusion::config::SpillCompression;
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionStateBuilder;
-use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
+use datafusion::execution::memory_pool::TrackConsumersPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -14,6 +14,7 @@ use datafusion_parquet_variant::distributed::explain_distributed;
 use datafusion_parquet_variant::distributed::workers::{
     WorkerList, coordinator_session_state, parse_worker_urls,
 };
+use datafusion_parquet_variant::memory_pool::FairSortPool;
 use datafusion_parquet_variant::parquet::register_parquet_table;
 use datafusion_parquet_variant::register_all_with_state;
 use datafusion_parquet_variant::sql::run_sql;
@@ -98,12 +99,16 @@ impl PySessionContext {
         if let Some(limit) = memory_limit {
             // the fair pool, as variant-sql's: each operator that can spill gets its share, so
             // two sorts and the readers feeding them fit together (a greedy pool lets the first
-            // sort take it all); the five largest consumers named when it is exceeded
+            // sort take it all), and a sort's merge holds at most a share; the five largest
+            // consumers named when it is exceeded
             let top = std::num::NonZeroUsize::new(5).expect("five");
-            runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(
-                FairSpillPool::new(limit),
-                top,
-            )));
+            let execution = &config.options().execution;
+            let pool = FairSortPool::new(
+                limit,
+                execution.target_partitions,
+                execution.sort_spill_reservation_bytes,
+            );
+            runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(pool, top)));
         }
         let runtime = runtime.build_arc().map_err(py_err)?;
         let builder = SessionStateBuilder::new()

@@ -29,8 +29,8 @@ use datafusion_datasource::file::FileSource;
 use datafusion_datasource::file_groups::FileGroupPartitioner;
 use datafusion_datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion_datasource::{PartitionedFile, TableSchema};
+use futures::StreamExt;
 use futures::stream::BoxStream;
-use futures::{StreamExt, TryStreamExt};
 
 use super::documents::{BadRecord, ByteRange, DocumentReader};
 use super::options::JsonReadOptions;
@@ -99,6 +99,7 @@ impl FileSource for VariantJsonSource {
                 .unwrap_or_else(|| Arc::new(UnboundedMemoryPool::default())),
             partition,
             bad_records: MetricBuilder::new(&self.metrics).counter("bad_records", partition),
+            bytes_scanned: MetricBuilder::new(&self.metrics).counter("bytes_scanned", partition),
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
@@ -202,6 +203,9 @@ struct VariantJsonOpener {
     pool: Arc<dyn MemoryPool>,
     partition: usize,
     bad_records: Count,
+    /// The bytes read from the files, as stored (compressed where they are), as DataFusion's
+    /// Parquet scan counts its own.
+    bytes_scanned: Count,
 }
 
 impl FileOpener for VariantJsonOpener {
@@ -227,10 +231,17 @@ impl FileOpener for VariantJsonOpener {
         let reservation = MemoryConsumer::new(format!("read_json_variant[{}]", self.partition))
             .register(&self.pool);
         let bad_records = self.bad_records.clone();
+        let bytes_scanned = self.bytes_scanned.clone();
         Ok(Box::pin(async move {
-            let input = Input::open(&store, &location, range.first_byte, compression)
-                .await
-                .map_err(|e| read_error(&name, e))?;
+            let input = Input::open(
+                &store,
+                &location,
+                range.first_byte,
+                compression,
+                bytes_scanned,
+            )
+            .await
+            .map_err(|e| read_error(&name, e))?;
             let file = FileReader {
                 input,
                 rest: Bytes::new(),
@@ -269,6 +280,7 @@ impl Input {
         location: &Path,
         from: u64,
         compression: FileCompressionType,
+        bytes_scanned: Count,
     ) -> Result<Input> {
         let options = GetOptions {
             range: (from > 0).then_some(GetRange::Offset(from)),
@@ -278,11 +290,20 @@ impl Input {
         match result.payload {
             GetResultPayload::File(mut file, _) => {
                 file.seek(SeekFrom::Start(result.range.start))?;
+                let file = CountedRead {
+                    read: file,
+                    count: bytes_scanned,
+                };
                 Ok(Input::Read(compression.convert_read(file)?))
             }
-            GetResultPayload::Stream(stream) => Ok(Input::Stream(
-                compression.convert_stream(stream.map_err(DataFusionError::from).boxed())?,
-            )),
+            GetResultPayload::Stream(stream) => {
+                let stream = stream.map(move |chunk| {
+                    let chunk = chunk.map_err(DataFusionError::from)?;
+                    bytes_scanned.add(chunk.len());
+                    Ok(chunk)
+                });
+                Ok(Input::Stream(compression.convert_stream(stream.boxed())?))
+            }
         }
     }
 
@@ -304,6 +325,20 @@ impl Input {
             }
             Input::Stream(stream) => stream.next().await.transpose(),
         }
+    }
+}
+
+/// A file's reader that counts the bytes read.
+struct CountedRead<R> {
+    read: R,
+    count: Count,
+}
+
+impl<R: Read> Read for CountedRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.read.read(buf)?;
+        self.count.add(n);
+        Ok(n)
     }
 }
 

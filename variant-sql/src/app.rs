@@ -23,6 +23,7 @@ use crate::context::VariantCliContext;
 use crate::exec::{exec_commands, exec_files};
 use crate::memory::MemoryArgs;
 use crate::object_stores::EnvObjectStoreRegistry;
+use crate::progress::{ProgressMode, ProgressRule, progress_shown};
 use crate::repl::exec_from_repl;
 use crate::sample::{TABLE_NAME, register_sample};
 
@@ -85,6 +86,12 @@ pub struct Args {
     /// The maximum number of rows the table format shows: a number, or `inf` for no limit.
     #[arg(long, default_value = "40")]
     pub maxrows: MaxRows,
+
+    /// The progress line of statements running longer than two seconds (rows and bytes read,
+    /// files done, time) on stderr: 'auto' when stderr is a terminal, 'always', or 'never'.
+    /// Never with -q or the csv, tsv, json and nd-json formats.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
 
     /// Do not register the sample table `events`.
     #[arg(long)]
@@ -230,7 +237,8 @@ pub async fn build_session(
 
     let stores = EnvObjectStoreRegistry::over(registry);
     let mut runtime = RuntimeEnvBuilder::new().with_object_store_registry(Arc::new(stores));
-    if let Some(pool) = args.memory.pool() {
+    let config = session_config(args)?;
+    if let Some(pool) = args.memory.pool(config.options()) {
         runtime = runtime.with_memory_pool(pool);
     }
     let runtime = runtime.build_arc()?;
@@ -238,7 +246,7 @@ pub async fn build_session(
     // only accepts at build time.
     let builder = SessionStateBuilder::new()
         .with_default_features()
-        .with_config(session_config(args)?)
+        .with_config(config)
         .with_runtime_env(runtime);
     #[cfg(feature = "distributed")]
     let state = match &args.workers {
@@ -259,6 +267,10 @@ pub async fn build_session(
     };
     #[cfg(not(feature = "distributed"))]
     let state = datafusion_parquet_variant::register_all_with_state(builder).build();
+    // the progress line's rule last: the plan it sees is the one that runs
+    let state = SessionStateBuilder::new_from_existing(state)
+        .with_physical_optimizer_rule(Arc::new(ProgressRule))
+        .build();
     let ctx = SessionContext::new_with_state(state).enable_url_table();
     ctx.refresh_catalogs().await?;
     ctx.register_catalog_list(Arc::new(DynamicObjectStoreCatalog::new(
@@ -271,7 +283,8 @@ pub async fn build_session(
     } else {
         register_sample(&ctx, TABLE_NAME).await?
     };
-    Ok((VariantCliContext::new(ctx), rows))
+    let progress = progress_shown(args.progress, args.format.into(), args.quiet);
+    Ok((VariantCliContext::new(ctx).with_progress(progress), rows))
 }
 
 /// Runs the program with `args`: -f files first, then -c commands, or the REPL when neither is
@@ -409,11 +422,11 @@ mod tests {
         assert_eq!(args.memory.mem_pool_type, PoolType::Greedy);
         assert_eq!(args.batch_size, Some(100));
         assert_eq!(args.data_path.as_deref(), Some("."));
-        assert!(args.memory.pool().is_some());
+        assert!(args.memory.pool(&ConfigOptions::default()).is_some());
         // the fair pool unless told otherwise (datafusion-cli's default is greedy)
         let args = Args::try_parse_from(["variant-sql"]).unwrap();
         assert_eq!(args.memory.mem_pool_type, PoolType::Fair);
-        assert!(args.memory.pool().is_none());
+        assert!(args.memory.pool(&ConfigOptions::default()).is_none());
 
         for bad in [
             ["-b", "0"],

@@ -19,12 +19,23 @@ use datafusion_parquet_variant::display::display_variants;
 #[derive(Clone)]
 pub struct VariantCliContext {
     ctx: SessionContext,
+    progress: bool,
 }
 
 impl VariantCliContext {
     /// Wraps `ctx`.
     pub fn new(ctx: SessionContext) -> Self {
-        VariantCliContext { ctx }
+        VariantCliContext {
+            ctx,
+            progress: false,
+        }
+    }
+
+    /// With the progress line on long statements (the session must have
+    /// [`ProgressRule`](crate::progress::ProgressRule) last among its physical optimizer rules).
+    pub fn with_progress(mut self, progress: bool) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// The wrapped session.
@@ -58,7 +69,8 @@ impl CliSessionContext for VariantCliContext {
     }
 
     /// Executes `plan` (DDL and statements run now, as in [`SessionContext::execute_logical_plan`])
-    /// and returns the result with its variants rendered as JSON text.
+    /// and returns the result with its variants rendered as JSON text. A query, `COPY` or
+    /// `INSERT` gets the progress line where it is on ([`crate::progress`]).
     /// On a coordinator (`--workers`), EXPLAIN shows the distributed plan
     /// ([`datafusion_parquet_variant::distributed::explain_distributed`]).
     async fn execute_logical_plan(&self, plan: LogicalPlan) -> Result<DataFrame> {
@@ -69,6 +81,15 @@ impl CliSessionContext for VariantCliContext {
         {
             return self.ctx.read_batch(batch);
         }
+        let runs_long = !matches!(
+            plan,
+            LogicalPlan::Explain(_)
+                | LogicalPlan::Analyze(_)
+                | LogicalPlan::Ddl(_)
+                | LogicalPlan::Statement(_)
+                | LogicalPlan::DescribeTable(_)
+        );
+        crate::progress::arm(self.progress && runs_long);
         display_variants(self.ctx.execute_logical_plan(plan).await?)
     }
 }

@@ -10,6 +10,7 @@
 //! - [`exec`]: `-c` / `-f` execution, with our JSON printer for `json` / `nd-json`.
 //! - [`json_output`]: the JSON printers.
 //! - [`memory`]: the memory pool's settings, the program's and its workers'.
+//! - [`progress`]: the progress line of long statements on a terminal.
 //! - [`repl`]: the interactive shell, datafusion-cli's loop with our statement execution.
 //! - `worker` (feature `distributed`): `variant-sql worker`, a datafusion-distributed worker.
 //! - [`object_stores`]: object stores made from the environment on first use (workers, and table
@@ -23,6 +24,7 @@ pub mod exec;
 pub mod json_output;
 pub mod memory;
 pub mod object_stores;
+pub mod progress;
 pub mod repl;
 pub mod rng;
 pub mod sample;

@@ -3,10 +3,10 @@
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use datafusion::execution::memory_pool::{
-    FairSpillPool, GreedyMemoryPool, MemoryPool, TrackConsumersPool,
-};
+use datafusion::config::ConfigOptions;
+use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryPool, TrackConsumersPool};
 use datafusion_cli::pool_type::PoolType;
+use datafusion_parquet_variant::memory_pool::FairSortPool;
 
 /// The memory pool's settings, shared by the SQL program and its workers.
 #[derive(Debug, clap::Args, PartialEq)]
@@ -18,8 +18,9 @@ pub struct MemoryArgs {
     pub memory_limit: Option<usize>,
 
     /// The memory pool type with --memory-limit: 'fair' (each operator that can spill gets its
-    /// share, so two sorts and the readers feeding them fit together) or 'greedy' (first come,
-    /// first served: one sort can take the whole pool and starve the rest).
+    /// share, so two sorts and the readers feeding them fit together, and a sort's merge of its
+    /// spill files holds at most a share of the pool) or 'greedy' (first come, first served:
+    /// one sort can take the whole pool and starve the rest).
     #[arg(long, default_value_t = PoolType::Fair)]
     pub mem_pool_type: PoolType,
 
@@ -53,19 +54,25 @@ pub(super) fn parse_memory_limit(size: &str) -> Result<usize, String> {
 }
 
 impl MemoryArgs {
-    /// The memory pool of `--memory-limit` (None: DataFusion's unbounded default).
-    pub fn pool(&self) -> Option<Arc<dyn MemoryPool>> {
+    /// The memory pool of `--memory-limit` (None: DataFusion's unbounded default), for sessions
+    /// of `config` (its partitions and sorts' merge headroom size the fair pool's merge shares).
+    pub fn pool(&self, config: &ConfigOptions) -> Option<Arc<dyn MemoryPool>> {
         let limit = self.memory_limit?;
         let top = NonZeroUsize::new(self.top_memory_consumers);
+        let fair = || {
+            FairSortPool::new(
+                limit,
+                config.execution.target_partitions,
+                config.execution.sort_spill_reservation_bytes,
+            )
+        };
         Some(match (&self.mem_pool_type, top) {
             (PoolType::Greedy, None) => Arc::new(GreedyMemoryPool::new(limit)),
             (PoolType::Greedy, Some(top)) => {
                 Arc::new(TrackConsumersPool::new(GreedyMemoryPool::new(limit), top))
             }
-            (PoolType::Fair, None) => Arc::new(FairSpillPool::new(limit)),
-            (PoolType::Fair, Some(top)) => {
-                Arc::new(TrackConsumersPool::new(FairSpillPool::new(limit), top))
-            }
+            (PoolType::Fair, None) => Arc::new(fair()),
+            (PoolType::Fair, Some(top)) => Arc::new(TrackConsumersPool::new(fair(), top)),
         })
     }
 }

@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion_distributed::{DistributedTaskContext, Worker, WorkerQueryContext};
@@ -62,7 +63,7 @@ pub struct WorkerArgs {
 pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     let mut runtime = RuntimeEnvBuilder::new()
         .with_object_store_registry(Arc::new(EnvObjectStoreRegistry::default()));
-    if let Some(pool) = args.memory.pool() {
+    if let Some(pool) = args.memory.pool(&ConfigOptions::from_env()?) {
         runtime = runtime.with_memory_pool(pool);
     }
     let runtime = runtime.build_arc()?;

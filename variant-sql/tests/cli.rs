@@ -514,15 +514,19 @@ fn memory_limit_bounds_a_query() {
 
 /// A sorted `COPY` of variant rows larger than `-m` completes with the program's defaults (the
 /// fair pool, spills compressed): the sort spills, and the file holds exactly the rows, in order.
-/// (Under datafusion-cli's greedy pool the same statement fails: the two sorters take the whole
-/// pool and `parse_json`'s next batch is refused.)
+/// 64 MiB for two partitions is the floor for these rows under DataFusion's sort settings: each
+/// sort holds 10 MiB for its merge and reserves its 4 MB batches twice. (Under datafusion-cli's
+/// greedy pool the same statement fails at 256 MiB: the two sorters take the whole pool and
+/// `parse_json`'s next batch is refused; under DataFusion's fair pool it fails at 128 MiB: the
+/// first sort to merge its spill files takes what is left, and the other is refused its merge's
+/// 10 MiB.)
 #[test]
 fn a_sorted_copy_larger_than_the_memory_limit_spills() {
     let dir = scratch("sorted-copy");
     let file = dir.join("sorted.parquet");
     let file = file.to_str().unwrap();
     // 200,000 events of about 450 bytes: some 90 MB of variants, which the sorts (each taking
-    // twice its batches) cannot hold within their shares of a 256 MiB pool
+    // twice its batches) cannot hold within their shares of a 64 MiB pool
     let events = "SELECT parse_json('{\"id\":' || i || ',\"kind\":\"' || \
                   (CASE WHEN i % 3 = 0 THEN 'commit' ELSE 'identity' END) || \
                   '\",\"did\":\"did:plc:' || (i * 7919 % 100003) || '\",\"time_us\":' || \
@@ -532,7 +536,15 @@ fn a_sorted_copy_larger_than_the_memory_limit_spills() {
         "EXPLAIN ANALYZE COPY (SELECT v FROM ({events}) ORDER BY v:kind::string, \
          v:did::string, v:time_us::bigint) TO '{file}' STORED AS PARQUET"
     );
-    let out = ok(&["--no-sample", "-m", "256m", "-c", &copy]);
+    let out = ok(&[
+        "--no-sample",
+        "-m",
+        "64m",
+        "-c",
+        "SET datafusion.execution.target_partitions = 2",
+        "-c",
+        &copy,
+    ]);
     let spills: Vec<u64> = out
         .split("spill_count=")
         .skip(1)
@@ -575,6 +587,60 @@ fn a_sorted_copy_larger_than_the_memory_limit_spills() {
         "n,ids,out_of_order\n200000,20000100000,0\n\
          name,value\ndatafusion.execution.spill_compression,lz4_frame\n"
     );
+}
+
+/// A statement that runs long shows its progress on stderr (here from the start, and on a pipe:
+/// `--progress always`), cleared before the results print; stdout holds only the results, and
+/// without the option a pipe gets no progress at all.
+#[test]
+fn progress_shows_on_stderr_and_is_cleared_before_the_results() {
+    let query = "SELECT count(DISTINCT to_json(parse_json('{\"a\":' || i || '}'))) AS n \
+                 FROM generate_series(1, 1000000) t(i)";
+    let run_with = |args: &[&str]| {
+        let out = variant_sql()
+            .args(args)
+            .env("VARIANT_SQL_PROGRESS_AFTER_MS", "0")
+            .output()
+            .expect("variant-sql runs");
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let table = "+---------+\n| n       |\n+---------+\n| 1000000 |\n+---------+\n";
+    let (stdout, stderr) = run_with(&["--no-sample", "--progress", "always", "-c", query]);
+    assert!(stdout.starts_with(table), "{stdout}");
+    // drawn in place (carriage return, erase line), counting the rows read, and erased last
+    assert!(stderr.starts_with("\r\x1b[2K"), "{stderr:?}");
+    assert!(stderr.contains(" rows, 0s"), "{stderr:?}");
+    assert!(stderr.ends_with("\r\x1b[2K"), "{stderr:?}");
+    // the default on a pipe, and -q, CSV even when asked: nothing on stderr
+    for args in [
+        &["--no-sample", "-c", query][..],
+        &["--no-sample", "--progress", "always", "-q", "-c", query],
+        &[
+            "--no-sample",
+            "--progress",
+            "always",
+            "--format",
+            "csv",
+            "-c",
+            query,
+        ],
+    ] {
+        let (_, stderr) = run_with(args);
+        assert_eq!(stderr, "", "{args:?}");
+    }
+    // EXPLAIN does not show the node that draws it
+    let (stdout, _) = run_with(&[
+        "--no-sample",
+        "--progress",
+        "always",
+        "-c",
+        &format!("EXPLAIN {query}"),
+    ]);
+    assert!(!stdout.contains("Progress"), "{stdout}");
 }
 
 /// `-b` sets the session's batch size; `-p` the directory relative file names resolve against.
