@@ -29,9 +29,9 @@
 //! runs it: the whole `variant-sql` process, from start to exit, with the table registered by
 //! `CREATE EXTERNAL TABLE` (the binary beside this one, in the same profile).
 //!
-//! `--ndjson-files DIR [--files N] [--rows-per-file M]` writes the events instead as JSONBench
-//! lays its data out (`DIR/file_0001.json.gz`, ...: gzipped NDJSON, M events a file, the same
-//! events as the layouts above for the same total) and exits; `jsonbench/` loads them.
+//! JSONBench's layout of the same kind of events (`file_0001.json.gz`, ..., a million events a
+//! file, at any size) is written by `jsonbench/generate.sh` (the crate `jsonbench/generator`,
+//! which takes the generator below by its path); `jsonbench/` loads them.
 //!
 //! DuckDB (optional, never in CI): with `JSONBENCH_DUCKDB_PYTHON` naming a Python that has the
 //! `duckdb` package, `duckdb_side.py` writes the `duckdb` layout and times DuckDB's JSON functions
@@ -85,10 +85,6 @@ struct Args {
     rewrite: Vec<String>,
     /// Time whole `variant-sql` processes instead of queries in this one.
     process: bool,
-    /// Write JSONBench's gzipped NDJSON files into this folder instead, and exit.
-    ndjson_files: Option<PathBuf>,
-    files: usize,
-    rows_per_file: usize,
 }
 
 fn parse_args() -> Result<Args> {
@@ -100,9 +96,6 @@ fn parse_args() -> Result<Args> {
         layouts: None,
         rewrite: vec![],
         process: false,
-        ndjson_files: None,
-        files: 1,
-        rows_per_file: 1_000_000,
     };
     let mut it = std::env::args().skip(1);
     let bad = |what: &str| DataFusionError::Plan(format!("jsonbench: {what}"));
@@ -122,11 +115,6 @@ fn parse_args() -> Result<Args> {
             "--query" => args.queries = Some(list(value)),
             "--layout" => args.layouts = Some(list(value)),
             "--rewrite" => args.rewrite = list(value),
-            "--ndjson-files" => args.ndjson_files = Some(PathBuf::from(value)),
-            "--files" => args.files = value.parse().map_err(|_| bad("--files N"))?,
-            "--rows-per-file" => {
-                args.rows_per_file = value.parse().map_err(|_| bad("--rows-per-file N"))?
-            }
             other => return Err(bad(&format!("unknown argument {other}"))),
         }
     }
@@ -154,30 +142,6 @@ fn write_json(path: &Path, rows: usize) -> Result<()> {
         written += n;
     }
     writer.close()?;
-    Ok(())
-}
-
-/// Writes `files` gzipped NDJSON files of `rows_per_file` events each into `dir`, named as
-/// JSONBench names its files (`file_0001.json.gz`, ...); the events are those `write_json`
-/// writes for the same total.
-fn write_ndjson_files(dir: &Path, files: usize, rows_per_file: usize) -> Result<()> {
-    use std::io::Write as _;
-    std::fs::create_dir_all(dir)?;
-    let mut generator = Generator::new(0x0B1E_5C1E, files * rows_per_file / 10 + 1);
-    let mut line = String::new();
-    for n in 1..=files {
-        let path = dir.join(format!("file_{n:04}.json.gz"));
-        let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-        for _ in 0..rows_per_file {
-            line.clear();
-            generator.event(&mut line);
-            line.push('\n');
-            gz.write_all(line.as_bytes())?;
-        }
-        gz.finish()?.flush()?;
-        println!("{}", path.display());
-    }
     Ok(())
 }
 
@@ -409,9 +373,6 @@ fn duckdb_json_times(dir: &Path, runs: usize, names: &[&str]) -> Result<Vec<(Str
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = parse_args()?;
-    if let Some(dir) = &args.ndjson_files {
-        return write_ndjson_files(dir, args.files, args.rows_per_file);
-    }
     ensure_data(&args.dir, args.rows, &args.rewrite).await?;
     let layouts: Vec<&str> = LAYOUTS
         .into_iter()
