@@ -101,7 +101,7 @@ def hot_times(create, qs, memory=None):
 
 def answers(create, qs, memory=None):
     """The answers (CSV) of each query in one process, and the process's peak RSS."""
-    args = ["--format", "csv", "-c", create]
+    args = ["-q", "--format", "csv", "-c", create]
     for q in qs:
         args += ["-c", q]
     out, _, rss = run(args, memory, timed=True)

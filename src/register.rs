@@ -26,9 +26,10 @@ use crate::parquet::{
     VariantTableFactory, VariantTableOptions, WholeValueFiltersIntoScan,
 };
 use crate::sql::{
-    ColonPathPlanner, LateralExplodeRule, UnionToVariant, VariantAccessPlanner, VariantCastRewrite,
-    VariantCoercion, VariantComparisonPlanner, VariantExplodePlanner, VariantOrderingCheck,
-    VariantTypePlanner, WholeValueReadsIntoScan, variant_choice_functions,
+    ColonPathPlanner, CountsBesideDistinct, LateralExplodeRule, UnionToVariant,
+    VariantAccessPlanner, VariantCastRewrite, VariantCoercion, VariantComparisonPlanner,
+    VariantExplodePlanner, VariantOrderingCheck, VariantTypePlanner, WholeValueReadsIntoScan,
+    variant_choice_functions,
 };
 
 /// Registers every function of this crate with `ctx`, the `v:path` operator, paths in
@@ -260,6 +261,7 @@ pub fn register_all_with_state(mut builder: SessionStateBuilder) -> SessionState
     let others = builder.type_planner().take();
     builder
         .with_optimizer_rule(Arc::new(WholeValueReadsIntoScan))
+        .with_optimizer_rule(Arc::new(CountsBesideDistinct))
         .with_physical_optimizer_rule(Arc::new(WholeValueFiltersIntoScan))
         .with_physical_optimizer_rule(Arc::new(SampleUnderSort))
         .with_extension_type_registry(Arc::new(registry))

@@ -319,3 +319,39 @@ async fn explain_analyze_shows_the_bad_records() {
     .join("\n");
     assert!(plan.contains("bad_records=4"), "{plan}");
 }
+
+/// The scan counts the bytes it reads from its files as stored (`bytes_scanned`, as DataFusion's
+/// Parquet scan does): a gzipped file's compressed size, an uncompressed file's size.
+#[tokio::test]
+async fn bytes_scanned_are_the_files_bytes_as_stored() {
+    for file in [
+        "sqllogictests/data/json/events.ndjson.gz",
+        "sqllogictests/data/json/bad.ndjson",
+    ] {
+        let ctx = session_context();
+        let plan = ctx
+            .sql(&format!(
+                "SELECT count(*) FROM read_json_variant('{file}', 'mode', 'DROPMALFORMED')"
+            ))
+            .await
+            .unwrap()
+            .create_physical_plan()
+            .await
+            .unwrap();
+        datafusion::physical_plan::collect(Arc::clone(&plan), ctx.task_ctx())
+            .await
+            .unwrap();
+        let mut scanned = 0;
+        let mut stack = vec![plan];
+        while let Some(node) = stack.pop() {
+            if let Some(metrics) = node.metrics() {
+                scanned += metrics
+                    .sum_by_name("bytes_scanned")
+                    .map_or(0, |m| m.as_usize());
+            }
+            stack.extend(node.children().into_iter().cloned());
+        }
+        let size = std::fs::metadata(file).unwrap().len() as usize;
+        assert_eq!(scanned, size, "{file}");
+    }
+}
