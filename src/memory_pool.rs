@@ -1,7 +1,7 @@
 //! A memory pool for sessions with a memory limit: DataFusion's fair spill pool, with each
 //! sort's merge of its spill files held to a share of the pool.
 //!
-//! Under [`FairSpillPool`] the consumers that can spill (the sorts) share what the others leave,
+//! Under DataFusion's `FairSpillPool` the consumers that can spill (the sorts) share what the others leave,
 //! but a consumer that cannot spill takes whatever is free. A sort that has spilled merges its
 //! spill files through such a consumer (`ExternalSorterMerge[p]`) and seats as many files as
 //! the pool lets it reserve batches for, so the first partition to merge took the whole pool
@@ -18,13 +18,19 @@
 //! as the sort's data, which cannot be merged in more passes. So the cap is never below three
 //! quarters of the most the sort of the same partition (`ExternalSorter[p]`, which reserves its
 //! batches twice) has held since it started.
+//!
+//! And consumers that can spill never take the pool's last eighth. A spiller keeps what it grew
+//! to while the share it grew within shrinks (a merge of another partition growing), until its
+//! next growth makes it spill; the fair pool let spillers fill the pool to the last byte, and a
+//! merge starting meanwhile was refused its first bytes (a 100M sorted load under 4 GiB failed
+//! so, one run in two).
 use std::collections::HashMap;
 use std::fmt::{self, Display, Formatter};
 use std::sync::Mutex;
 
-use datafusion::common::{Result, resources_datafusion_err};
+use datafusion::common::{DataFusionError, Result, resources_datafusion_err};
 use datafusion::execution::memory_pool::{
-    FairSpillPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
+    MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
 
 /// The name DataFusion's sorts give the consumer holding their merge's memory (one per
@@ -51,14 +57,55 @@ struct SortHolds {
     peak: usize,
 }
 
-/// [`FairSpillPool`] in which one sort's merge holds at most its share of the pool.
+/// The pool's accounts.
+#[derive(Debug, Default)]
+struct Accounts {
+    /// Consumers that can spill, registered.
+    spillers: usize,
+    /// Bytes held by consumers that can spill, and by the others.
+    spillable: usize,
+    unspillable: usize,
+    /// What the sorts hold, by partition (`[0]`, ...).
+    sorts: HashMap<String, SortHolds>,
+}
+
+impl Accounts {
+    fn add(&mut self, consumer: &MemoryConsumer, bytes: usize) {
+        if consumer.can_spill() {
+            self.spillable += bytes;
+        } else {
+            self.unspillable += bytes;
+        }
+        if let Some(partition) = sort_partition(consumer.name()) {
+            let holds = self.sorts.entry(partition.to_string()).or_default();
+            holds.now += bytes;
+            holds.peak = holds.peak.max(holds.now);
+        }
+    }
+
+    fn remove(&mut self, consumer: &MemoryConsumer, bytes: usize) {
+        if consumer.can_spill() {
+            self.spillable = self.spillable.saturating_sub(bytes);
+        } else {
+            self.unspillable = self.unspillable.saturating_sub(bytes);
+        }
+        if let Some(partition) = sort_partition(consumer.name())
+            && let Some(holds) = self.sorts.get_mut(partition)
+        {
+            holds.now = holds.now.saturating_sub(bytes);
+        }
+    }
+}
+
+/// DataFusion's fair spill pool, with a sort's merge held to a share and the last eighth of the
+/// pool kept from consumers that can spill (see the module documentation).
 #[derive(Debug)]
 pub struct FairSortPool {
-    inner: FairSpillPool,
     pool_size: usize,
     merge_cap: usize,
-    /// What the sorts hold and the most they have held, by partition (`[0]`, ...).
-    sorts_hold: Mutex<HashMap<String, SortHolds>>,
+    /// What consumers that can spill leave free, for those that cannot.
+    kept_free: usize,
+    accounts: Mutex<Accounts>,
 }
 
 impl FairSortPool {
@@ -68,29 +115,31 @@ impl FairSortPool {
     pub fn new(pool_size: usize, partitions: usize, sort_spill_reservation_bytes: usize) -> Self {
         let share = pool_size / (4 * partitions.max(1));
         FairSortPool {
-            inner: FairSpillPool::new(pool_size),
             pool_size,
             merge_cap: share.max(sort_spill_reservation_bytes),
-            sorts_hold: Mutex::new(HashMap::new()),
+            kept_free: pool_size / 8,
+            accounts: Mutex::new(Accounts::default()),
         }
     }
 
-    /// Counts `grown` bytes more (or `shrunk` fewer) held by `consumer` when it is a sort's.
-    fn track(&self, consumer: &MemoryConsumer, grown: usize, shrunk: usize) {
-        if let Some(partition) = sort_partition(consumer.name()) {
-            let mut sorts = self.sorts_hold.lock().unwrap_or_else(|e| e.into_inner());
-            let holds = sorts.entry(partition.to_string()).or_default();
-            holds.now = (holds.now + grown).saturating_sub(shrunk);
-            holds.peak = holds.peak.max(holds.now);
-        }
+    fn accounts(&self) -> std::sync::MutexGuard<'_, Accounts> {
+        self.accounts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The most the merge of `partition` may hold: its share, or enough to merge in memory
-    /// what the sort of the partition held.
-    fn merge_limit(&self, partition: &str) -> usize {
-        let sorts = self.sorts_hold.lock().unwrap_or_else(|e| e.into_inner());
-        let peak = sorts.get(partition).map_or(0, |holds| holds.peak);
-        self.merge_cap.max(peak / 4 * 3)
+    /// The error of a refused growth, as DataFusion's pools word it.
+    fn refused(
+        &self,
+        reservation: &MemoryReservation,
+        additional: usize,
+        available: usize,
+    ) -> DataFusionError {
+        resources_datafusion_err!(
+            "Failed to allocate additional {additional} bytes for {} with {} bytes already \
+             allocated for this reservation - {available} bytes remain available for the total \
+             memory pool: {self}",
+            reservation.consumer().name(),
+            reservation.size()
+        )
     }
 }
 
@@ -110,52 +159,80 @@ impl MemoryPool for FairSortPool {
     }
 
     fn register(&self, consumer: &MemoryConsumer) {
-        self.inner.register(consumer);
+        let mut accounts = self.accounts();
+        if consumer.can_spill() {
+            accounts.spillers += 1;
+        }
         // a sort starts: the most it held is counted afresh
         if let Some(partition) = sort_partition(consumer.name()) {
-            let mut sorts = self.sorts_hold.lock().unwrap_or_else(|e| e.into_inner());
-            sorts.entry(partition.to_string()).or_default().peak = 0;
+            accounts
+                .sorts
+                .entry(partition.to_string())
+                .or_default()
+                .peak = 0;
         }
     }
 
     fn unregister(&self, consumer: &MemoryConsumer) {
-        self.inner.unregister(consumer)
+        if consumer.can_spill() {
+            let mut accounts = self.accounts();
+            accounts.spillers = accounts.spillers.saturating_sub(1);
+        }
     }
 
     fn grow(&self, reservation: &MemoryReservation, additional: usize) {
-        self.inner.grow(reservation, additional);
-        self.track(reservation.consumer(), additional, 0);
+        self.accounts().add(reservation.consumer(), additional);
     }
 
     fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {
-        self.inner.shrink(reservation, shrink);
-        self.track(reservation.consumer(), 0, shrink);
+        self.accounts().remove(reservation.consumer(), shrink);
     }
 
     fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
         let consumer = reservation.consumer();
         let wanted = reservation.size().saturating_add(additional);
-        if !consumer.can_spill()
-            && wanted > self.merge_cap
-            && let Some(partition) = merge_partition(consumer.name())
-        {
-            let limit = self.merge_limit(partition);
-            if wanted > limit {
-                return Err(resources_datafusion_err!(
-                    "Failed to allocate additional {additional} bytes for {} with {} bytes \
-                     already allocated: a sort's merge holds at most {limit} bytes of the pool",
-                    consumer.name(),
-                    reservation.size()
-                ));
+        let mut accounts = self.accounts();
+        let used = accounts.spillable + accounts.unspillable;
+        if consumer.can_spill() {
+            // its share of what the others hold not, as in the fair pool; and never the pool's
+            // last eighth, so that what cannot spill finds room while a spiller still holds
+            // more than a share that shrank since it grew
+            let share =
+                self.pool_size.saturating_sub(accounts.unspillable) / accounts.spillers.max(1);
+            let free = self
+                .pool_size
+                .saturating_sub(self.kept_free)
+                .saturating_sub(used);
+            if wanted > share || additional > free {
+                return Err(self.refused(reservation, additional, share.min(free)));
+            }
+        } else {
+            if wanted > self.merge_cap
+                && let Some(partition) = merge_partition(consumer.name())
+            {
+                let peak = accounts.sorts.get(partition).map_or(0, |holds| holds.peak);
+                let limit = self.merge_cap.max(peak / 4 * 3);
+                if wanted > limit {
+                    return Err(resources_datafusion_err!(
+                        "Failed to allocate additional {additional} bytes for {} with {} bytes \
+                         already allocated: a sort's merge holds at most {limit} bytes of the pool",
+                        consumer.name(),
+                        reservation.size()
+                    ));
+                }
+            }
+            let free = self.pool_size.saturating_sub(used);
+            if additional > free {
+                return Err(self.refused(reservation, additional, free));
             }
         }
-        self.inner.try_grow(reservation, additional)?;
-        self.track(consumer, additional, 0);
+        accounts.add(consumer, additional);
         Ok(())
     }
 
     fn reserved(&self) -> usize {
-        self.inner.reserved()
+        let accounts = self.accounts();
+        accounts.spillable + accounts.unspillable
     }
 
     fn memory_limit(&self) -> MemoryLimit {
@@ -224,17 +301,48 @@ mod tests {
     }
 
     #[test]
-    fn spillable_consumers_share_as_in_the_fair_pool() {
-        let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(100, 2, 10));
+    fn spillers_share_and_leave_the_last_eighth_to_the_others() {
+        let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(160, 2, 10));
         let a = MemoryConsumer::new("ExternalSorter[0]")
             .with_can_spill(true)
             .register(&pool);
         let b = MemoryConsumer::new("ExternalSorter[1]")
             .with_can_spill(true)
             .register(&pool);
-        a.try_grow(50).unwrap();
+        // each may hold half (80), but together not the last 20
+        assert!(a.try_grow(81).is_err());
+        a.try_grow(70).unwrap();
+        b.try_grow(70).unwrap();
         assert!(a.try_grow(1).is_err());
-        b.try_grow(50).unwrap();
-        assert_eq!(pool.reserved(), 100);
+        // a consumer that cannot spill finds the last 20
+        let merge = MemoryConsumer::new("ExternalSorterMerge[0]").register(&pool);
+        merge.try_grow(20).unwrap();
+        assert_eq!(pool.reserved(), 160);
+    }
+
+    #[test]
+    fn a_spiller_over_a_shrunk_share_leaves_room_for_a_merge_to_start() {
+        // 1000 bytes, the last 125 kept from spillers: sort 0 held 400 and sort 1 430; sort 0's
+        // runs went to its merge (300: three quarters of what the sort held), shrinking the
+        // spillers' shares to 350 each, while sort 1 keeps its 430; sort 0's output may then
+        // grow by 145, not by the 270 its share would allow, and partition 1's merge still
+        // gets its first bytes
+        let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(1000, 2, 10));
+        let sort0 = MemoryConsumer::new("ExternalSorter[0]")
+            .with_can_spill(true)
+            .register(&pool);
+        let sort1 = MemoryConsumer::new("ExternalSorter[1]")
+            .with_can_spill(true)
+            .register(&pool);
+        sort0.try_grow(400).unwrap();
+        sort1.try_grow(430).unwrap();
+        sort0.shrink(400);
+        let merge0 = MemoryConsumer::new("ExternalSorterMerge[0]").register(&pool);
+        merge0.try_grow(300).unwrap();
+        let err = sort0.try_grow(146).unwrap_err().to_string();
+        assert!(err.contains("145 bytes remain available"), "{err}");
+        sort0.try_grow(145).unwrap();
+        let merge1 = MemoryConsumer::new("ExternalSorterMerge[1]").register(&pool);
+        merge1.try_grow(100).unwrap();
     }
 }
