@@ -29,6 +29,7 @@ use std::fmt::{self, Display, Formatter};
 use std::sync::Mutex;
 
 use datafusion::common::{DataFusionError, Result, resources_datafusion_err};
+use datafusion::config::ConfigOptions;
 use datafusion::execution::memory_pool::{
     MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
@@ -120,6 +121,16 @@ impl FairSortPool {
             kept_free: pool_size / 8,
             accounts: Mutex::new(Accounts::default()),
         }
+    }
+
+    /// A pool of `pool_size` bytes for sessions of `config` (its target partitions and
+    /// `sort_spill_reservation_bytes`).
+    pub fn for_config(pool_size: usize, config: &ConfigOptions) -> Self {
+        Self::new(
+            pool_size,
+            config.execution.target_partitions,
+            config.execution.sort_spill_reservation_bytes,
+        )
     }
 
     fn accounts(&self) -> std::sync::MutexGuard<'_, Accounts> {

@@ -102,12 +102,7 @@ impl PySessionContext {
             // sort take it all), and a sort's merge holds at most a share; the five largest
             // consumers named when it is exceeded
             let top = std::num::NonZeroUsize::new(5).expect("five");
-            let execution = &config.options().execution;
-            let pool = FairSortPool::new(
-                limit,
-                execution.target_partitions,
-                execution.sort_spill_reservation_bytes,
-            );
+            let pool = FairSortPool::for_config(limit, config.options());
             runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(pool, top)));
         }
         let runtime = runtime.build_arc().map_err(py_err)?;

@@ -59,13 +59,7 @@ impl MemoryArgs {
     pub fn pool(&self, config: &ConfigOptions) -> Option<Arc<dyn MemoryPool>> {
         let limit = self.memory_limit?;
         let top = NonZeroUsize::new(self.top_memory_consumers);
-        let fair = || {
-            FairSortPool::new(
-                limit,
-                config.execution.target_partitions,
-                config.execution.sort_spill_reservation_bytes,
-            )
-        };
+        let fair = || FairSortPool::for_config(limit, config);
         Some(match (&self.mem_pool_type, top) {
             (PoolType::Greedy, None) => Arc::new(GreedyMemoryPool::new(limit)),
             (PoolType::Greedy, Some(top)) => {
