@@ -468,6 +468,79 @@ async fn variant_files_have_row_groups_of_128_ki_rows() {
     assert!(bytes("auto.parquet") != bytes("level_9.parquet"));
 }
 
+/// Each leaf's column chunks, row group by row group: whether it has a dictionary page, by
+/// the leaf's path (`v.typed_value.id.typed_value`).
+fn dictionary_pages(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<bool>> {
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut out = std::collections::BTreeMap::<String, Vec<bool>>::new();
+    for rg in reader.metadata().row_groups() {
+        for c in rg.columns() {
+            (out.entry(c.column_path().string()).or_default())
+                .push(c.dictionary_page_offset().is_some());
+        }
+    }
+    out
+}
+
+/// A shredded leaf whose sampled values hardly repeat (an id per row) is written without a
+/// dictionary, which would hold every value once more; leaves whose values repeat (three kinds;
+/// each number twice) keep theirs. A dictionary set for the leaf, or for every column to
+/// another value than DataFusion's default, is followed.
+#[tokio::test]
+async fn leaves_whose_values_hardly_repeat_are_written_without_a_dictionary() {
+    let dir = scratch("dictionaries");
+    let ctx = session_context().enable_url_table();
+    let copy = |name: &str, options: &str| {
+        format!(
+            "COPY (SELECT parse_json('{{\"id\": \"u' || value || '\", \"kind\": \"k' || \
+             (value % 3) || '\", \"n\": ' || (value / 2) || '}}') AS v \
+             FROM generate_series(1, 200000)) TO '{}' STORED AS PARQUET{options}",
+            dir.join(name).display()
+        )
+    };
+    for sql in [
+        copy("auto.parquet", ""),
+        copy(
+            "id_set.parquet",
+            " OPTIONS ('format.dictionary_enabled::v.typed_value.id.typed_value' 'true')",
+        ),
+        copy(
+            "none.parquet",
+            " OPTIONS ('format.dictionary_enabled' 'false')",
+        ),
+    ] {
+        ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+    }
+    let leaf = |file: &str, leaf: &str| dictionary_pages(&dir.join(file))[leaf].clone();
+    // two row groups (131072 + 68928 rows)
+    let (with, without) = (vec![true, true], vec![false, false]);
+    assert_eq!(
+        leaf("auto.parquet", "v.typed_value.id.typed_value"),
+        without
+    );
+    assert_eq!(leaf("auto.parquet", "v.typed_value.kind.typed_value"), with);
+    assert_eq!(leaf("auto.parquet", "v.typed_value.n.typed_value"), with);
+    assert_eq!(leaf("auto.parquet", "v.metadata"), with);
+    assert_eq!(leaf("id_set.parquet", "v.typed_value.id.typed_value"), with);
+    assert_eq!(
+        leaf("none.parquet", "v.typed_value.kind.typed_value"),
+        without
+    );
+    // the values read back
+    let got = to_json_rows(
+        &ctx,
+        &format!(
+            "SELECT count(DISTINCT v:id::string) || ' ' || count(DISTINCT v:kind::string) || ' ' \
+             || sum(v:n::bigint) FROM '{}'",
+            dir.join("auto.parquet").display()
+        ),
+    )
+    .await;
+    // n = value / 2: 0 for 1, each of 1..=99999 twice, 100000 for 200000
+    assert_eq!(got, ["200000 3 10000000000"]);
+}
+
 /// A write keeps its input's order in the file: batches are shredded by tasks of their own,
 /// several at once on several threads, and written in the order they came. Every other batch
 /// is heavy, so the tasks finish out of order.

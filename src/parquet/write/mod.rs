@@ -1,8 +1,9 @@
 //! Writing variants to Parquet: the sink (`sink`), the shredding options and the projection that
 //! shreds before it (`shred_on_write`), the sample automatic shredding infers from
-//! (`input_sample`), and `DataFrame::write_parquet` given our format (`dataframe_writes`).
+//! (`input_sample`), the leaves written without a dictionary (`unique_leaves`), and `DataFrame::write_parquet` given our format (`dataframe_writes`).
 
 pub(crate) mod dataframe_writes;
 pub mod input_sample;
 pub(crate) mod shred_on_write;
 pub(crate) mod sink;
+mod unique_leaves;

@@ -12,8 +12,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{ArrayRef, RecordBatch};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
+use datafusion::arrow::compute::{cast, concat};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::config::TableParquetOptions;
 use datafusion::common::runtime::SpawnedTask;
@@ -42,6 +42,7 @@ use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
 use super::input_sample::{InputSample, SampleOf};
+use super::unique_leaves::unique_leaves;
 use crate::parquet::general::interval::{
     holds_interval, interval_bytes_type, intervals_as_bytes, with_interval_annotations,
 };
@@ -344,7 +345,8 @@ impl FileSetup {
         }
         .into();
         let schema = self.file_schema(&shredding)?;
-        let mut writer = self.writer(writer, encryption, &schema)?;
+        let plain = self.unique_leaves(&shredding, &sample, sampled.as_deref())?;
+        let mut writer = self.writer(writer, encryption, &schema, &plain)?;
         // The batches are made file batches (shredded) by tasks of their own, a few at once and
         // in order, while this task encodes the previous ones: shredding and encoding are each
         // about a third of a write, and would otherwise share one core. A task of its own keeps
@@ -451,6 +453,46 @@ impl FileSetup {
         Ok(out)
     }
 
+    /// The leaves of each automatic column written without a dictionary: its name and the
+    /// ordinals of the leaves whose sampled values hardly repeat (see `unique_leaves`), from the
+    /// sample it was inferred from (the whole input's, or the first rows).
+    fn unique_leaves(
+        &self,
+        shredding: &[(usize, DataType)],
+        sample: &[RecordBatch],
+        sampled: Option<&[ArrayRef]>,
+    ) -> Result<Vec<(String, Vec<usize>)>> {
+        let Some(auto) = &self.auto else {
+            return Ok(vec![]);
+        };
+        let mut out = vec![];
+        for (i, t) in shredding {
+            let column = match sampled {
+                Some(arrays) => match auto.columns.iter().position(|c| c == i) {
+                    Some(k) => Arc::clone(&arrays[k]),
+                    None => continue,
+                },
+                None => {
+                    let mut rows = auto.sample_rows;
+                    let mut parts = vec![];
+                    for batch in sample {
+                        let take = rows.min(batch.num_rows());
+                        parts.push(batch.column(*i).slice(0, take));
+                        rows -= take;
+                    }
+                    let parts: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    concat(&parts)?
+                }
+            };
+            let leaves = unique_leaves(&shred_variant(&column, t)?)?;
+            out.push((self.schema.field(*i).name().clone(), leaves));
+        }
+        Ok(out)
+    }
+
     /// The file's Arrow schema: the output schema with the automatic columns shredded, and the
     /// intervals as their 12 bytes.
     fn file_schema(&self, shredding: &[(usize, DataType)]) -> Result<SchemaRef> {
@@ -484,6 +526,7 @@ impl FileSetup {
         writer: BufWriter,
         encryption: Option<Arc<FileEncryptionProperties>>,
         schema: &SchemaRef,
+        plain: &[(String, Vec<usize>)],
     ) -> Result<AsyncArrowWriter<BufWriter>> {
         let mut options = self.options.clone();
         if schema.fields().iter().any(|f| has_variant_column(f)) {
@@ -518,6 +561,22 @@ impl FileSetup {
         let mut properties = properties
             .into_builder()
             .set_sorting_columns(sorting_columns(&self.sorted_by, &parquet_schema));
+        // (unless dictionaries are set otherwise than DataFusion's default, for all columns or
+        // for the leaf)
+        if options.global.dictionary_enabled == Some(true) {
+            for (name, leaves) in plain {
+                let paths = (parquet_schema.columns().iter())
+                    .map(|c| c.path())
+                    .filter(|p| p.parts().first() == Some(name));
+                for (ordinal, path) in paths.enumerate() {
+                    let set = (options.column_specific_options.get(&path.string()))
+                        .is_some_and(|c| c.dictionary_enabled.is_some());
+                    if leaves.contains(&ordinal) && !set {
+                        properties = properties.set_column_dictionary_enabled(path.clone(), false);
+                    }
+                }
+            }
+        }
         if let Some(encryption) = encryption {
             check_variants_encrypted_whole(&parquet_schema, &encryption)?;
             properties = properties.with_file_encryption_properties(encryption);
