@@ -414,12 +414,8 @@ impl FileSetup {
     fn infer(&self, sample: &[RecordBatch]) -> Result<Vec<(usize, DataType)>> {
         let sample_rows = self.auto.as_ref().map_or(0, |auto| auto.sample_rows);
         self.infer_each(|_, i, inference| {
-            // the first `sample_rows` rows exactly, whatever the batches
-            let mut rows = sample_rows;
-            for batch in sample {
-                let take = rows.min(batch.num_rows());
-                inference.add_column(&batch.column(i).slice(0, take))?;
-                rows -= take;
+            for part in first_rows(sample, i, sample_rows) {
+                inference.add_column(&part)?;
             }
             Ok(())
         })
@@ -473,13 +469,7 @@ impl FileSetup {
                     None => continue,
                 },
                 None => {
-                    let mut rows = auto.sample_rows;
-                    let mut parts = vec![];
-                    for batch in sample {
-                        let take = rows.min(batch.num_rows());
-                        parts.push(batch.column(*i).slice(0, take));
-                        rows -= take;
-                    }
+                    let parts = first_rows(sample, *i, auto.sample_rows);
                     let parts: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
                     if parts.is_empty() {
                         continue;
@@ -593,6 +583,19 @@ impl FileSetup {
             options,
         )?)
     }
+}
+
+/// Column `column` of the first `rows` rows of `batches` exactly (fewer when they hold fewer),
+/// a slice of each batch it spans.
+fn first_rows(batches: &[RecordBatch], column: usize, rows: usize) -> Vec<ArrayRef> {
+    let mut left = rows;
+    let mut parts = vec![];
+    for batch in batches {
+        let take = left.min(batch.num_rows());
+        parts.push(batch.column(column).slice(0, take));
+        left -= take;
+    }
+    parts
 }
 
 /// DataFusion's default `max_row_group_size`.
