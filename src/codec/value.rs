@@ -322,6 +322,23 @@ impl<'a> Variant<'a> {
         }
     }
 
+    /// The text of a string value (short or long), None for other types: what [`Variant::get`]
+    /// gives as `Value::String`, without decoding a whole [`Value`].
+    #[inline]
+    pub fn as_string(&self) -> Result<Option<&'a str>> {
+        let v = self.value;
+        let Some(&header) = v.first() else {
+            return malformed("empty value");
+        };
+        match header & 0x03 {
+            basic_type::SHORT_STRING => Ok(Some(utf8(slice(v, 1, (header >> 2) as usize)?)?)),
+            basic_type::PRIMITIVE if header >> 2 == primitive::STRING => {
+                Ok(Some(utf8(long_bytes(v)?)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Decodes the value.
     pub fn get(&self) -> Result<Value<'a>> {
         use primitive::*;
@@ -634,5 +651,29 @@ mod tests {
         }
         assert!(obj.get("k20").unwrap().is_none());
         assert!(obj.get("").unwrap().is_none());
+    }
+
+    /// `as_string` reads short and long strings as `get` does, None for other types, and the
+    /// same errors for a string that overruns its bytes or is not UTF-8.
+    #[test]
+    fn as_string_reads_strings_only() {
+        let metadata = [0x01, 0, 0]; // an empty dictionary
+        let string = |value: &[u8]| {
+            let v = Variant::try_new(&metadata, value).unwrap();
+            v.as_string().map(|s| s.map(str::to_string))
+        };
+        // a short string "hi": basic type 1, length 2 in the upper bits
+        assert_eq!(string(&[(2 << 2) | 1, b'h', b'i']).unwrap().unwrap(), "hi");
+        // a long string "abc": primitive type 16, a 4-byte length
+        let long = [primitive::STRING << 2, 3, 0, 0, 0, b'a', b'b', b'c'];
+        assert_eq!(string(&long).unwrap().unwrap(), "abc");
+        // int8 42 and an empty object are no strings
+        assert_eq!(string(&[primitive::INT8 << 2, 42]).unwrap(), None);
+        assert_eq!(string(&[0x02, 0, 0]).unwrap(), None);
+        // a short string of 5 bytes with 2 there; a long one of 4 with 3; invalid UTF-8
+        assert!(string(&[(5 << 2) | 1, b'h', b'i']).is_err());
+        assert!(string(&[primitive::STRING << 2, 4, 0, 0, 0, b'a', b'b', b'c']).is_err());
+        assert!(string(&[(1 << 2) | 1, 0xFF]).is_err());
+        assert!(string(&[]).is_err());
     }
 }

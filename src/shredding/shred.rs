@@ -269,7 +269,14 @@ impl Level {
         self.flush_missing();
         let shredded = match &mut self.typed {
             Typed::None => false,
-            Typed::Leaf(leaf) => leaf.try_append(&v.get().map_err(codec_err)?),
+            // (strings, the commonest leaves, read straight from the header)
+            Typed::Leaf(leaf) => match (leaf, v.as_string().map_err(codec_err)?) {
+                (Leaf::String(b), Some(s)) => {
+                    b.append_value(s);
+                    true
+                }
+                (leaf, _) => leaf.try_append(&v.get().map_err(codec_err)?),
+            },
             Typed::Object {
                 fields,
                 children,
