@@ -256,6 +256,13 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// A consumer that can spill, as DataFusion's sorts register theirs.
+    fn spiller(pool: &Arc<dyn MemoryPool>, name: &str) -> MemoryReservation {
+        MemoryConsumer::new(name)
+            .with_can_spill(true)
+            .register(pool)
+    }
+
     #[test]
     fn a_merge_is_held_to_its_share_and_the_rest_is_left_for_others() {
         // 200 MB for two partitions: a merge may hold 25 MB
@@ -279,9 +286,7 @@ mod tests {
         // the sort of partition 0 reserved 80 MB (its batches twice), then hands its runs to
         // the merge, which reserves their batches again: up to 60 MB, above the 25 MB share
         let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(200_000_000, 2, 10_000_000));
-        let sort = MemoryConsumer::new("ExternalSorter[0]")
-            .with_can_spill(true)
-            .register(&pool);
+        let sort = spiller(&pool, "ExternalSorter[0]");
         sort.try_grow(80_000_000).unwrap();
         sort.shrink(40_000_000);
         let merge = MemoryConsumer::new("ExternalSorterMerge[0]").register(&pool);
@@ -294,9 +299,7 @@ mod tests {
         // a new sort of partition 0 starts from nothing
         drop(sort);
         merge.free();
-        let sort = MemoryConsumer::new("ExternalSorter[0]")
-            .with_can_spill(true)
-            .register(&pool);
+        let sort = spiller(&pool, "ExternalSorter[0]");
         sort.try_grow(1_000).unwrap();
         merge.try_grow(25_000_000).unwrap();
         assert!(merge.try_grow(1).is_err());
@@ -314,12 +317,8 @@ mod tests {
     #[test]
     fn spillers_share_and_leave_the_last_eighth_to_the_others() {
         let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(160, 2, 10));
-        let a = MemoryConsumer::new("ExternalSorter[0]")
-            .with_can_spill(true)
-            .register(&pool);
-        let b = MemoryConsumer::new("ExternalSorter[1]")
-            .with_can_spill(true)
-            .register(&pool);
+        let a = spiller(&pool, "ExternalSorter[0]");
+        let b = spiller(&pool, "ExternalSorter[1]");
         // each may hold half (80), but together not the last 20
         assert!(a.try_grow(81).is_err());
         a.try_grow(70).unwrap();
@@ -339,12 +338,8 @@ mod tests {
         // grow by 145, not by the 270 its share would allow, and partition 1's merge still
         // gets its first bytes
         let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(1000, 2, 10));
-        let sort0 = MemoryConsumer::new("ExternalSorter[0]")
-            .with_can_spill(true)
-            .register(&pool);
-        let sort1 = MemoryConsumer::new("ExternalSorter[1]")
-            .with_can_spill(true)
-            .register(&pool);
+        let sort0 = spiller(&pool, "ExternalSorter[0]");
+        let sort1 = spiller(&pool, "ExternalSorter[1]");
         sort0.try_grow(400).unwrap();
         sort1.try_grow(430).unwrap();
         sort0.shrink(400);

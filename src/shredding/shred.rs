@@ -269,14 +269,19 @@ impl Level {
         self.flush_missing();
         let shredded = match &mut self.typed {
             Typed::None => false,
-            // (strings, the commonest leaves, read straight from the header)
-            Typed::Leaf(leaf) => match (leaf, v.as_string().map_err(codec_err)?) {
-                (Leaf::String(b), Some(s)) => {
+            // (strings, the commonest leaves, read straight from the header; another value is
+            // decoded only to find it corrupt, as for any other leaf)
+            Typed::Leaf(Leaf::String(b)) => match v.as_string().map_err(codec_err)? {
+                Some(s) => {
                     b.append_value(s);
                     true
                 }
-                (leaf, _) => leaf.try_append(&v.get().map_err(codec_err)?),
+                None => {
+                    v.get().map_err(codec_err)?;
+                    false
+                }
             },
+            Typed::Leaf(leaf) => leaf.try_append(&v.get().map_err(codec_err)?),
             Typed::Object {
                 fields,
                 children,
