@@ -125,6 +125,56 @@ async fn the_object_stores_buffer_is_reserved() {
     assert!(written.len() > 12 << 20, "{}", written.len());
 }
 
+/// Under a limit the sink ends a row group early rather than fail: its row group in progress and
+/// the batches on their way to the writer hold at most a sixteenth of the pool each (a batch
+/// waits for those ahead of it rather than fail), so that what feeds the sink keeps room. The
+/// 300,000 variants, uncompressed and unshredded, make 3 row groups of the default 131,072 rows
+/// unlimited. Under 12 MiB (of which the store's buffer takes 10 MiB; the in-memory table's
+/// batches are not counted) each row group ends at its 768 KiB share and the file holds every
+/// row; a sink that kept the default row groups was refused its next batch.
+#[tokio::test]
+async fn a_copy_under_a_small_limit_ends_its_row_groups_early() {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+    use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = common::scratch_dir("memory_limits", "row_groups");
+    let events = rows_of(EVENTS).await;
+    let row_groups = |name: &str| {
+        let file = std::fs::File::open(dir.join(format!("{name}.parquet"))).unwrap();
+        SerializedFileReader::new(file)
+            .unwrap()
+            .metadata()
+            .num_row_groups()
+    };
+    for (name, limit) in [("unlimited", None), ("limited", Some(12 << 20))] {
+        let limited = with_table(limit, "events", &events);
+        let copy = format!(
+            "COPY (SELECT * FROM events) TO '{}/{name}.parquet' STORED AS PARQUET \
+             OPTIONS ('variant.shred.v' 'none', 'format.compression' 'uncompressed')",
+            dir.display()
+        );
+        outcome(&limited, &copy).await.unwrap();
+        let read = ctx(None);
+        let file = dir.join(format!("{name}.parquet"));
+        read.register_parquet("written", file.to_str().unwrap(), Default::default())
+            .await
+            .unwrap();
+        let sums = read
+            .sql("SELECT count(*), sum(v:id::bigint) FROM written")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap();
+        let column = |i: usize| sums[0].column(i).as_primitive::<Int64Type>().value(0);
+        // ids 1..=300,000 sum to 300,000 * 300,001 / 2
+        assert_eq!((column(0), column(1)), (300_000, 45_000_150_000), "{name}");
+    }
+    // 300,000 rows at 131,072 a row group
+    assert_eq!(row_groups("unlimited"), 3);
+    assert!(row_groups("limited") > 3, "{}", row_groups("limited"));
+}
+
 /// An aggregation with a thousand groups of variant schemas: its accumulators report their size
 /// (without rendering their schema), and the pool refuses what does not fit.
 #[tokio::test]

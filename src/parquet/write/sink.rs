@@ -41,6 +41,7 @@ use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use tokio::sync::mpsc::Receiver;
 use tokio::task::JoinSet;
 
+use super::in_flight::{InFlight, Ticket};
 use super::input_sample::{InputSample, SampleOf};
 use super::unique_leaves::unique_leaves;
 use crate::parquet::general::interval::{
@@ -200,6 +201,10 @@ impl FileSink for VariantParquetSink {
                 MemoryLimit::Finite(limit) => limit / 4,
                 _ => usize::MAX,
             },
+            writer_share: match context.memory_pool().memory_limit() {
+                MemoryLimit::Finite(limit) => limit / 16,
+                _ => usize::MAX,
+            },
         });
         let mut tasks: JoinSet<Result<u64>> = JoinSet::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
@@ -268,6 +273,11 @@ struct FileSetup {
     /// first rows to be sampled (besides the sample's own bound): a quarter of the memory
     /// pool's limit, so that the pipeline keeps room to write them once it stops waiting.
     awaits_at_most: usize,
+    /// A sixteenth of the memory pool's limit: the bytes a file holds at most in batches on
+    /// their way to its writer (but one batch always), and in its row group in progress (which
+    /// ends early past it), so that what feeds the sink (readers, a sort's merges) keeps room
+    /// beside it.
+    writer_share: usize,
 }
 
 impl FileSetup {
@@ -351,18 +361,22 @@ impl FileSetup {
         // in order, while this task encodes the previous ones: shredding and encoding are each
         // about a third of a write, and would otherwise share one core. A task of its own keeps
         // them coming while the writer is busy (a row group's flush is long). Each batch holds
-        // its share of the reservation (a ticket) from entering the pipeline until written; the
-        // sample's batches hold what was reserved for them while sampling.
-        let in_flight = reservation.take();
+        // its share of the pool (a ticket, `in_flight`) from entering the pipeline until
+        // written, waiting for the batches ahead when the pool is full; the sample's batches
+        // hold what was reserved for them while sampling.
+        let in_flight = Arc::new(InFlight::new(reservation.take(), self.writer_share));
         let setup = Arc::clone(&self);
         let ahead = self.batches_ahead;
         let file_batches = futures::stream::iter(sample)
             .chain(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
-            .map(move |batch| {
-                let size = batch.get_array_memory_size();
-                let ticket = in_flight
-                    .try_grow(size.saturating_sub(in_flight.size()))
-                    .map(|()| in_flight.split(size));
+            .then(move |batch| {
+                let in_flight = Arc::clone(&in_flight);
+                async move {
+                    let ticket = in_flight.ticket(batch.get_array_memory_size()).await;
+                    (batch, ticket)
+                }
+            })
+            .map(move |(batch, ticket)| {
                 let (setup, schema, shredding) = (
                     Arc::clone(&setup),
                     Arc::clone(&schema),
@@ -379,7 +393,7 @@ impl FileSetup {
         let shredder = SpawnedTask::spawn(async move {
             let mut file_batches = std::pin::pin!(file_batches);
             while let Some(batch) = file_batches.next().await {
-                let batch: Result<(RecordBatch, MemoryReservation)> = batch
+                let batch: Result<(RecordBatch, Ticket)> = batch
                     .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))
                     .and_then(|b| b);
                 let failed = batch.is_err();
@@ -396,8 +410,17 @@ impl FileSetup {
             writer.write(&batch).await?;
             drop(ticket);
             // (the store's writer holds the encoded bytes up to its buffer's size, then uploads)
-            let stored = writer.bytes_written().min(self.store_buffer);
-            reservation.try_resize(writer.memory_size() + stored)?;
+            let stored =
+                |writer: &AsyncArrowWriter<_>| writer.bytes_written().min(self.store_buffer);
+            let row_group = writer.memory_size();
+            if row_group > self.writer_share
+                || (reservation.try_resize(row_group + stored(&writer))).is_err()
+            {
+                // the row group in progress has outgrown its share of the pool, or what the
+                // pool gives: it ends here, a smaller row group rather than a failed write
+                writer.flush().await?;
+                reservation.try_resize(writer.memory_size() + stored(&writer))?;
+            }
         }
         // (a shredding task's panic surfaces here)
         shredder
