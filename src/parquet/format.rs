@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, FieldRef, Schema, SchemaRef};
 use datafusion::catalog::Session;
-use datafusion::common::config::TableParquetOptions;
+use datafusion::common::config::{ConfigOptions, TableParquetOptions};
 use datafusion::common::{GetExt, Result, Statistics, internal_err, not_impl_err, plan_err};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::parquet::{ParquetFormat, ParquetFormatFactory};
@@ -41,6 +41,10 @@ use super::read::source::VariantParquetSource;
 use super::variant_columns::{
     VariantColumns, collect_variant_columns, with_fields_changed, with_unshredded_variant_types,
     with_variant_extension,
+};
+use super::variant_order::{
+    ORDER_KEY, decode as decode_variant_order, file_ordering, sorted_by_variant_paths,
+    with_read_forms,
 };
 use super::write::input_sample::sample_input;
 use super::write::sink::{VariantParquetSink, has_variant_column};
@@ -226,6 +230,34 @@ impl VariantParquetFormat {
     /// The decryption of the file at `path`, as DataFusion's Parquet format finds it: the
     /// options' own properties, or those the session's encryption factory gives; None for a
     /// plain file.
+    /// The order `object` records by variant paths (see [`super::variant_order`]), over
+    /// `table_schema`: None when it records none, or its footer cannot be read here (read as
+    /// [`Self::logical_type_fixups`] reads footers).
+    async fn variant_order(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: &Schema,
+        object: &ObjectMeta,
+    ) -> Option<LexOrdering> {
+        let decryption = self.file_decryption(state, &object.location).await.ok()?;
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        let metadata = DFParquetMetadata::new(store.as_ref(), object)
+            .with_decryption_properties(decryption)
+            .with_metadata_size_hint(self.inner.metadata_size_hint())
+            .with_file_metadata_cache(Some(cache))
+            .with_page_index_policy(Some(PageIndexPolicy::Skip))
+            .fetch_metadata()
+            .await
+            .ok()?;
+        let recorded = (metadata.file_metadata().key_value_metadata()?.iter())
+            .find(|kv| kv.key == ORDER_KEY)?
+            .value
+            .as_deref()?;
+        let keys = decode_variant_order(recorded)?;
+        file_ordering(&keys, table_schema, state.config().options())
+    }
+
     async fn file_decryption(
         &self,
         state: &dyn Session,
@@ -339,9 +371,17 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Option<LexOrdering>> {
-        self.inner
-            .infer_ordering(state, store, table_schema, object)
-            .await
+        let ordering = self
+            .inner
+            .infer_ordering(state, store, Arc::clone(&table_schema), object)
+            .await?;
+        Ok(match ordering {
+            Some(ordering) => Some(ordering),
+            None => {
+                self.variant_order(state, store, &table_schema, object)
+                    .await
+            }
+        })
     }
 
     async fn infer_stats_and_ordering(
@@ -359,6 +399,11 @@ impl FileFormat for VariantParquetFormat {
             return Ok(FileMeta::new(Statistics::new_unknown(&table_schema)));
         };
         meta.statistics = without_interval_ranges(meta.statistics, &table_schema);
+        if meta.ordering.is_none() {
+            meta.ordering = self
+                .variant_order(state, store, &table_schema, object)
+                .await;
+        }
         Ok(meta)
     }
 
@@ -376,6 +421,17 @@ impl FileFormat for VariantParquetFormat {
             conf.expr_adapter_factory = Some(Arc::clone(&ours) as _);
             adapter = Some(ours);
         }
+        // (an order by typed variant paths, in the form queries read them too, built with the
+        // options the planner builds the queries' expressions with, which their equality
+        // compares)
+        let schema = Arc::clone(conf.file_source.table_schema().table_schema());
+        let planned_with = (state.execution_props().config_options().cloned())
+            .unwrap_or_else(|| Arc::new(ConfigOptions::default()));
+        conf.output_ordering = with_read_forms(
+            std::mem::take(&mut conf.output_ordering),
+            &schema,
+            &planned_with,
+        );
         let plan = self.inner.create_physical_plan(state, conf).await?;
         let skip = SkipFiles::from_options(state.config_options());
         Ok(with_variant_source(Arc::clone(&plan), adapter, skip).unwrap_or(plan))
@@ -390,6 +446,8 @@ impl FileFormat for VariantParquetFormat {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let (mut conf, staged) = stage(conf)?;
         conf.output_schema = with_variant_shaped_fields(&conf.output_schema);
+        // (read before the shredding's projection and the sample go in above and below the sort)
+        let variant_order = sorted_by_variant_paths(&input);
         let mut input = input;
         if !self.shredding.is_empty() {
             (input, conf.output_schema) = self.shredding.apply(input, &conf.output_schema)?;
@@ -436,7 +494,8 @@ impl FileFormat for VariantParquetFormat {
                     self.inner.options().clone(),
                     order_requirements.as_ref(),
                 )
-                .with_auto_shredding(auto),
+                .with_auto_shredding(auto)
+                .with_variant_order(variant_order),
             );
             return staged.wrap(Arc::new(DataSinkExec::new(input, sink, order_requirements)));
         }

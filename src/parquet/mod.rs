@@ -37,6 +37,7 @@ pub(crate) mod general;
 pub(crate) mod read;
 mod table;
 pub mod variant_columns;
+pub(crate) mod variant_order;
 pub(crate) mod write;
 
 pub use general::{file_errors, interval, logical_types};

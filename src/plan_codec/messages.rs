@@ -199,6 +199,10 @@ pub(crate) struct VariantSinkNode {
     /// Automatic shredding, when the sink does it.
     #[prost(message, optional, tag = "4")]
     pub auto: Option<AutoShreddingNode>,
+    /// The input's order by variant paths the files record, as their footers hold it (empty:
+    /// none).
+    #[prost(string, tag = "5")]
+    pub variant_order: String,
 }
 
 /// [`AutoShredding`](crate::parquet::AutoShredding).

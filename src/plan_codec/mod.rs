@@ -66,6 +66,7 @@ use crate::json_files::{VariantJsonSource, VariantJsonTable};
 use crate::parquet::format::with_variant_source;
 use crate::parquet::general::file_errors::SkipFiles;
 use crate::parquet::general::staged::{StagedSink, StagedWrite, StagingText};
+use crate::parquet::variant_order;
 use crate::parquet::write::input_sample::{InputSample, SampleExec, SampleOf};
 use crate::parquet::write::shred_on_write::is_unshredded_variant;
 use crate::parquet::{
@@ -806,11 +807,17 @@ impl VariantPhysicalCodec {
             rule: auto.limits.rule.name().to_string(),
             sample: auto.sample.as_deref().map(|s| sample_node(s, &[])),
         });
+        let keys = sink.variant_order();
         Ok(VariantSinkNode {
             config: Some(sink.config().try_into()?),
             parquet_options: Some(parquet_options_to_proto(sink.parquet_options())),
             sort_order,
             auto,
+            variant_order: if keys.is_empty() {
+                String::new()
+            } else {
+                variant_order::encode(keys)
+            },
         })
     }
 
@@ -844,6 +851,11 @@ impl VariantPhysicalCodec {
             .map_err(|e| corrupt("Parquet options", e))?;
         let output = Arc::clone(config.output_schema());
         let mut sink = VariantParquetSink::new(config, options, sort_order.as_ref());
+        if !node.variant_order.is_empty() {
+            let keys = variant_order::decode(&node.variant_order)
+                .ok_or_else(|| corrupt("order by variant paths", &node.variant_order))?;
+            sink = sink.with_variant_order(keys);
+        }
         if let Some(auto) = &node.auto {
             let variant_column = |&c: &u64| {
                 usize::try_from(c)

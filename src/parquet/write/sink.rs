@@ -48,6 +48,9 @@ use crate::parquet::general::interval::{
     holds_interval, interval_bytes_type, intervals_as_bytes, with_interval_annotations,
 };
 use crate::parquet::rebuilt_group;
+use crate::parquet::variant_order::{
+    ORDER_KEY as VARIANT_ORDER_KEY, VariantSortKey, encode as encode_variant_order,
+};
 use crate::shredding::{InferLimits, ShreddingInference, shred_variant, shredded_variant_type};
 use crate::variant_array::{holds_field, is_variant_field, variant_data_type};
 
@@ -70,6 +73,8 @@ pub struct VariantParquetSink {
     options: TableParquetOptions,
     /// The names of the columns the input is sorted by, with (descending, nulls first).
     sorted_by: Vec<(String, bool, bool)>,
+    /// The input's order by typed variant paths, recorded in each file's footer.
+    variant_order: Vec<VariantSortKey>,
     /// The columns shredded with a type inferred per file.
     auto: Option<AutoShredding>,
 }
@@ -101,6 +106,7 @@ impl VariantParquetSink {
             config,
             options,
             sorted_by,
+            variant_order: vec![],
             auto: None,
         }
     }
@@ -123,6 +129,18 @@ impl VariantParquetSink {
     /// Shreds `auto`'s columns with a type inferred from each file's first rows.
     pub fn with_auto_shredding(mut self, auto: AutoShredding) -> Self {
         self.auto = (!auto.columns.is_empty()).then_some(auto);
+        self
+    }
+
+    /// The input's order by typed variant paths the files record (empty: none).
+    pub fn variant_order(&self) -> &[VariantSortKey] {
+        &self.variant_order
+    }
+
+    /// Records `keys`, the input's order by typed variant paths, in each file's footer
+    /// (`parquet::variant_order`), so that scans know the order.
+    pub fn with_variant_order(mut self, keys: Vec<VariantSortKey>) -> Self {
+        self.variant_order = keys;
         self
     }
 }
@@ -190,6 +208,7 @@ impl FileSink for VariantParquetSink {
             intervals,
             options: self.options.clone(),
             sorted_by: self.sorted_by.clone(),
+            variant_order: self.variant_order.clone(),
             auto,
             batches_ahead: context.session_config().target_partitions().clamp(1, 4),
             store_buffer: context
@@ -262,6 +281,7 @@ struct FileSetup {
     intervals: Vec<usize>,
     options: TableParquetOptions,
     sorted_by: Vec<(String, bool, bool)>,
+    variant_order: Vec<VariantSortKey>,
     auto: Option<AutoShredding>,
     /// Batches made file batches at once, at most (the session's target partitions, up to 4);
     /// as many more wait for the writer.
@@ -533,7 +553,8 @@ impl FileSetup {
     }
 
     /// The Parquet writer of a file of `schema`: VARIANT groups with a specification version,
-    /// the Arrow schema in the footer and the sorting columns as DataFusion's sink writes them.
+    /// the Arrow schema in the footer and the sorting columns as DataFusion's sink writes them,
+    /// and the order by variant paths beside them.
     fn writer(
         &self,
         writer: BufWriter,
@@ -549,6 +570,12 @@ impl FileSetup {
             if options.global.compression.as_deref() == Some(DATAFUSION_COMPRESSION) {
                 options.global.compression = Some(VARIANT_COMPRESSION.to_string());
             }
+        }
+        // (the order the input has, never one an option states: a scan trusts it)
+        options.key_value_metadata.remove(VARIANT_ORDER_KEY);
+        if !self.variant_order.is_empty() {
+            let keys = encode_variant_order(&self.variant_order);
+            (options.key_value_metadata).insert(VARIANT_ORDER_KEY.to_string(), Some(keys));
         }
         if !options.global.skip_arrow_metadata {
             // as DataFusion's sink: the Arrow schema goes into the footer's key-value metadata,
