@@ -302,7 +302,7 @@ async fn parquet_slt_files_pass_on_three_workers() {
                 .is_some_and(|name| name.to_string_lossy().starts_with("parquet_"))
         })
         .collect();
-    assert_eq!(files.len(), 6, "{files:?}");
+    assert_eq!(files.len(), 7, "{files:?}");
     let failed = run_files(files, Arc::clone(&session), 1, false).await;
     assert_eq!(
         failed, 0,
