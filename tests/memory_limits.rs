@@ -159,13 +159,7 @@ async fn a_copy_under_a_small_limit_ends_its_row_groups_early() {
         read.register_parquet("written", file.to_str().unwrap(), Default::default())
             .await
             .unwrap();
-        let sums = read
-            .sql("SELECT count(*), sum(v:id::bigint) FROM written")
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap();
+        let sums = common::run(&read, "SELECT count(*), sum(v:id::bigint) FROM written").await;
         let column = |i: usize| sums[0].column(i).as_primitive::<Int64Type>().value(0);
         // ids 1..=300,000 sum to 300,000 * 300,001 / 2
         assert_eq!((column(0), column(1)), (300_000, 45_000_150_000), "{name}");

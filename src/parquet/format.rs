@@ -27,7 +27,7 @@ use datafusion::physical_expr_adapter::PhysicalExprAdapterFactory;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use parquet::encryption::decrypt::FileDecryptionProperties;
-use parquet::file::metadata::PageIndexPolicy;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use super::ShreddingOptions;
 use super::general::file_errors::{SkipFiles, in_file};
@@ -202,27 +202,37 @@ impl VariantParquetFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> ParquetColumnTypes {
-        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
         let mut objects: Vec<_> = objects.iter().collect();
         // the first file (in DataFusion's inference order) that has a column decides
         objects.sort_unstable_by(|a, b| a.location.cmp(&b.location));
         let mut fixups = ParquetColumnTypes::new();
         for object in objects {
-            let Ok(decryption) = self.file_decryption(state, &object.location).await else {
-                continue;
-            };
-            let metadata = DFParquetMetadata::new(store.as_ref(), object)
-                .with_decryption_properties(decryption)
-                .with_metadata_size_hint(self.inner.metadata_size_hint())
-                .with_file_metadata_cache(Some(Arc::clone(&cache)))
-                .with_page_index_policy(Some(PageIndexPolicy::Skip))
-                .fetch_metadata()
-                .await;
-            if let Ok(metadata) = metadata {
+            if let Some(metadata) = self.footer(state, store, object).await {
                 collect_logical_type_fixups(metadata.file_metadata().schema_descr(), &mut fixups);
             }
         }
         fixups
+    }
+
+    /// `object`'s footer, from DataFusion's file metadata cache (filled by the inference just
+    /// before) and read with the options' decryption, as DataFusion's inference reads it; None
+    /// when it cannot be read here.
+    async fn footer(
+        &self,
+        state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        object: &ObjectMeta,
+    ) -> Option<Arc<ParquetMetaData>> {
+        let decryption = self.file_decryption(state, &object.location).await.ok()?;
+        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
+        DFParquetMetadata::new(store.as_ref(), object)
+            .with_decryption_properties(decryption)
+            .with_metadata_size_hint(self.inner.metadata_size_hint())
+            .with_file_metadata_cache(Some(cache))
+            .with_page_index_policy(Some(PageIndexPolicy::Skip))
+            .fetch_metadata()
+            .await
+            .ok()
     }
 }
 
@@ -231,8 +241,7 @@ impl VariantParquetFormat {
     /// options' own properties, or those the session's encryption factory gives; None for a
     /// plain file.
     /// The order `object` records by variant paths (see [`super::variant_order`]), over
-    /// `table_schema`: None when it records none, or its footer cannot be read here (read as
-    /// [`Self::logical_type_fixups`] reads footers).
+    /// `table_schema`: None when it records none, or its footer cannot be read here.
     async fn variant_order(
         &self,
         state: &dyn Session,
@@ -240,16 +249,7 @@ impl VariantParquetFormat {
         table_schema: &Schema,
         object: &ObjectMeta,
     ) -> Option<LexOrdering> {
-        let decryption = self.file_decryption(state, &object.location).await.ok()?;
-        let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
-        let metadata = DFParquetMetadata::new(store.as_ref(), object)
-            .with_decryption_properties(decryption)
-            .with_metadata_size_hint(self.inner.metadata_size_hint())
-            .with_file_metadata_cache(Some(cache))
-            .with_page_index_policy(Some(PageIndexPolicy::Skip))
-            .fetch_metadata()
-            .await
-            .ok()?;
+        let metadata = self.footer(state, store, object).await?;
         let recorded = (metadata.file_metadata().key_value_metadata()?.iter())
             .find(|kv| kv.key == ORDER_KEY)?
             .value

@@ -203,6 +203,11 @@ impl FileSink for VariantParquetSink {
             .filter(|(_, f)| holds_interval(f.data_type()))
             .map(|(i, _)| i)
             .collect();
+        // (no limit: shares of it that nothing reaches)
+        let pool_limit = match context.memory_pool().memory_limit() {
+            MemoryLimit::Finite(limit) => limit,
+            _ => usize::MAX,
+        };
         let files = Arc::new(FileSetup {
             schema,
             intervals,
@@ -216,14 +221,8 @@ impl FileSink for VariantParquetSink {
                 .options()
                 .execution
                 .objectstore_writer_buffer_size,
-            awaits_at_most: match context.memory_pool().memory_limit() {
-                MemoryLimit::Finite(limit) => limit / 4,
-                _ => usize::MAX,
-            },
-            writer_share: match context.memory_pool().memory_limit() {
-                MemoryLimit::Finite(limit) => limit / 16,
-                _ => usize::MAX,
-            },
+            awaits_at_most: pool_limit / 4,
+            writer_share: pool_limit / 16,
         });
         let mut tasks: JoinSet<Result<u64>> = JoinSet::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
