@@ -15,24 +15,59 @@
 //!
 //! The same consumer also merges a sort's runs held in memory (before they are spilled, or as
 //! the sort's output when it never spilled), reserving each run's current batch again: as much
-//! as the sort's data, which cannot be merged in more passes. So the cap is never below three
-//! quarters of the most the sort of the same partition (`ExternalSorter[p]`, which reserves its
-//! batches twice) has held since it started.
+//! as the sort's data (and the rows of their keys), which cannot be merged in more passes. So
+//! while it merges runs in memory the cap is never below what the sort of the same partition
+//! (`ExternalSorter[p]`, which reserves its batches twice) held when its merge began. Such a
+//! merge starts from nothing (the sort frees its merge headroom first, and its runs wait in
+//! channels unaccounted); a merge of spill files starts from the headroom, which the sort reserves
+//! again after its last spill, and keeps to the cap. (Before, it took the exemption too: the two
+//! partitions' merges of their spill files took three quarters of the pool and starved the final
+//! merge of the partitions, and the sorted load of the 2M JSONBench events failed under 96 MiB.)
 //!
 //! And consumers that can spill never take the pool's last eighth. A spiller keeps what it grew
 //! to while the share it grew within shrinks (a merge of another partition growing), until its
 //! next growth makes it spill; the fair pool let spillers fill the pool to the last byte, and a
 //! merge starting meanwhile was refused its first bytes (a 100M sorted load under 4 GiB failed
 //! so, one run in two).
+//!
+//! [`fit_to_pool`] sizes a session's batches and its sorts' merge headroom to such a pool: with
+//! DataFusion's defaults a partition's sort needs some 28 MiB of wide rows before it can spill.
 use std::collections::HashMap;
 use std::fmt::{self, Display, Formatter};
 use std::sync::Mutex;
 
 use datafusion::common::{DataFusionError, Result, resources_datafusion_err};
-use datafusion::config::ConfigOptions;
+use datafusion::config::{ConfigNonZeroUsize, ConfigOptions};
 use datafusion::execution::memory_pool::{
     MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
 };
+
+/// The widest rows [`fit_to_pool`] sizes batches for: a KiB, twice a JSONBench event as a variant.
+const PLANNED_ROW_BYTES: usize = 1 << 10;
+/// The fewest rows [`fit_to_pool`] leaves a batch.
+const FEWEST_BATCH_ROWS: usize = 128;
+
+/// Lowers (never raises) a session's batch size and its sorts' merge headroom
+/// (`datafusion.execution.batch_size`, `sort_spill_reservation_bytes`) to what a pool of
+/// `pool_size` bytes shared by `target_partitions` sorts holds with wide variant rows.
+///
+/// A sort reserves each batch twice and keeps its merge headroom beside them, so with
+/// DataFusion's defaults (8,192 rows, some 4 MB of JSONBench's events, and 10 MiB) a partition
+/// needs about 28 MiB before it can spill at all, and the final merge of the partitions and the
+/// writer need room beside the sorts. Fitted, a partition's share `pool_size / target_partitions`
+/// holds a batch of 1 KiB rows in an eighth of it (two batches, each reserved twice, in half) and
+/// the headroom in a quarter, so a sorted `COPY` completes with a few MiB a partition (4 MiB:
+/// 512 rows and 1 MiB). A share of 64 MiB or more keeps DataFusion's batches; 40 MiB or more its
+/// headroom.
+pub fn fit_to_pool(options: &mut ConfigOptions, pool_size: usize) {
+    let execution = &mut options.execution;
+    let share = pool_size / execution.target_partitions.max(1);
+    let rows = (share / 8 / PLANNED_ROW_BYTES).max(FEWEST_BATCH_ROWS);
+    if rows < execution.batch_size.get() {
+        execution.batch_size = ConfigNonZeroUsize::try_new(rows).expect("at least 128 rows");
+    }
+    execution.sort_spill_reservation_bytes = execution.sort_spill_reservation_bytes.min(share / 4);
+}
 
 /// The name DataFusion's sorts give the consumer holding their merge's memory (one per
 /// partition: `ExternalSorterMerge[0]`, ...).
@@ -58,6 +93,16 @@ struct SortHolds {
     peak: usize,
 }
 
+/// What the merge of one partition's sort holds now, and what the sort held in runs when the
+/// merge last held nothing: the runs it merges in memory, which it may reserve again. A sort
+/// frees its merge's headroom before it merges its runs, and reserves it again (a growth from
+/// nothing by the headroom) before it merges spill files: those count no runs.
+#[derive(Debug, Default)]
+struct MergeHolds {
+    now: usize,
+    runs: usize,
+}
+
 /// The pool's accounts.
 #[derive(Debug, Default)]
 struct Accounts {
@@ -68,10 +113,13 @@ struct Accounts {
     unspillable: usize,
     /// What the sorts hold, by partition (`[0]`, ...).
     sorts: HashMap<String, SortHolds>,
+    /// What the sorts' merges hold, by partition.
+    merges: HashMap<String, MergeHolds>,
 }
 
 impl Accounts {
-    fn add(&mut self, consumer: &MemoryConsumer, bytes: usize) {
+    /// Counts `bytes` more for `consumer`; `headroom` is what the sorts reserve for their merges.
+    fn add(&mut self, consumer: &MemoryConsumer, bytes: usize, headroom: usize) {
         if consumer.can_spill() {
             self.spillable += bytes;
         } else {
@@ -81,6 +129,22 @@ impl Accounts {
             let holds = self.sorts.entry(partition.to_string()).or_default();
             holds.now += bytes;
             holds.peak = holds.peak.max(holds.now);
+        } else if let Some(partition) = merge_partition(consumer.name()) {
+            let runs = self.runs_to_merge(partition, bytes, headroom);
+            let holds = self.merges.entry(partition.to_string()).or_default();
+            holds.runs = runs;
+            holds.now += bytes;
+        }
+    }
+
+    /// The bytes of runs in memory the merge of a partition's sort merges, as it grows by `bytes`
+    /// (a merge never seen before: the most its sort held).
+    fn runs_to_merge(&self, partition: &str, bytes: usize, headroom: usize) -> usize {
+        match self.merges.get(partition) {
+            Some(merge) if merge.now > 0 => merge.runs,
+            _ if bytes == headroom => 0,
+            Some(merge) => merge.runs,
+            None => self.sorts.get(partition).map_or(0, |sort| sort.peak),
         }
     }
 
@@ -94,6 +158,14 @@ impl Accounts {
             && let Some(holds) = self.sorts.get_mut(partition)
         {
             holds.now = holds.now.saturating_sub(bytes);
+        } else if let Some(partition) = merge_partition(consumer.name()) {
+            let sort_holds = self.sorts.get(partition).map_or(0, |sort| sort.now);
+            if let Some(holds) = self.merges.get_mut(partition) {
+                holds.now = holds.now.saturating_sub(bytes);
+                if holds.now == 0 {
+                    holds.runs = sort_holds;
+                }
+            }
         }
     }
 }
@@ -104,6 +176,8 @@ impl Accounts {
 pub struct FairSortPool {
     pool_size: usize,
     merge_cap: usize,
+    /// What each sort reserves for its merge (`sort_spill_reservation_bytes`).
+    headroom: usize,
     /// What consumers that can spill leave free, for those that cannot.
     kept_free: usize,
     accounts: Mutex<Accounts>,
@@ -118,6 +192,7 @@ impl FairSortPool {
         FairSortPool {
             pool_size,
             merge_cap: share.max(sort_spill_reservation_bytes),
+            headroom: sort_spill_reservation_bytes,
             kept_free: pool_size / 8,
             accounts: Mutex::new(Accounts::default()),
         }
@@ -192,7 +267,7 @@ impl MemoryPool for FairSortPool {
     }
 
     fn grow(&self, reservation: &MemoryReservation, additional: usize) {
-        self.accounts().add(reservation.consumer(), additional);
+        (self.accounts()).add(reservation.consumer(), additional, self.headroom);
     }
 
     fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {
@@ -221,8 +296,8 @@ impl MemoryPool for FairSortPool {
             if wanted > self.merge_cap
                 && let Some(partition) = merge_partition(consumer.name())
             {
-                let peak = accounts.sorts.get(partition).map_or(0, |holds| holds.peak);
-                let limit = self.merge_cap.max(peak / 4 * 3);
+                let runs = accounts.runs_to_merge(partition, additional, self.headroom);
+                let limit = self.merge_cap.max(runs);
                 if wanted > limit {
                     return Err(resources_datafusion_err!(
                         "Failed to allocate additional {additional} bytes for {} with {} bytes \
@@ -237,7 +312,7 @@ impl MemoryPool for FairSortPool {
                 return Err(self.refused(reservation, additional, free));
             }
         }
-        accounts.add(consumer, additional);
+        accounts.add(consumer, additional, self.headroom);
         Ok(())
     }
 
@@ -284,13 +359,14 @@ mod tests {
     #[test]
     fn a_merge_of_runs_in_memory_may_hold_what_its_sort_held() {
         // the sort of partition 0 reserved 80 MB (its batches twice), then hands its runs to
-        // the merge, which reserves their batches again: up to 60 MB, above the 25 MB share
+        // the merge, which reserves their batches again: up to the 80 MB the sort held, above
+        // the 25 MB share
         let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(200_000_000, 2, 10_000_000));
         let sort = spiller(&pool, "ExternalSorter[0]");
         sort.try_grow(80_000_000).unwrap();
         sort.shrink(40_000_000);
         let merge = MemoryConsumer::new("ExternalSorterMerge[0]").register(&pool);
-        merge.try_grow(60_000_000).unwrap();
+        merge.try_grow(80_000_000).unwrap();
         assert!(merge.try_grow(1).is_err());
         // another partition's sort does not lift partition 0's limit
         let other = MemoryConsumer::new("ExternalSorterMerge[1]").register(&pool);
@@ -302,6 +378,39 @@ mod tests {
         let sort = spiller(&pool, "ExternalSorter[0]");
         sort.try_grow(1_000).unwrap();
         merge.try_grow(25_000_000).unwrap();
+        assert!(merge.try_grow(1).is_err());
+    }
+
+    #[test]
+    fn a_merge_of_spill_files_keeps_to_its_share() {
+        // as DataFusion's sort runs: the sort of partition 0 holds 80 MB of runs; its merge frees
+        // the headroom and merges the runs (80 MB; as they are spilled the sort frees all it
+        // held, the merge going on); then the headroom again, and the merge of the spill files
+        // grows from it: up to the 25 MB share, the sort's 80 MB no longer counting
+        let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(200_000_000, 2, 10_000_000));
+        let sort = spiller(&pool, "ExternalSorter[0]");
+        let merge = MemoryConsumer::new("ExternalSorterMerge[0]").register(&pool);
+        merge.try_grow(10_000_000).unwrap();
+        sort.try_grow(80_000_000).unwrap();
+        merge.free();
+        let runs = merge.new_empty();
+        runs.try_grow(40_000_000).unwrap();
+        sort.free();
+        runs.try_grow(40_000_000).unwrap();
+        assert!(runs.try_grow(1).is_err());
+        drop(runs);
+        merge.try_grow(10_000_000).unwrap();
+        merge.try_grow(15_000_000).unwrap();
+        let err = merge.try_grow(1).unwrap_err().to_string();
+        assert!(err.contains("at most 25000000 bytes"), "{err}");
+        // its next pass grows from nothing (the last pass's bytes freed), the sort holding none
+        merge.free();
+        merge.try_grow(25_000_000).unwrap();
+        assert!(merge.try_grow(1).is_err());
+        // runs in memory again (a sort of 80 MB whose merge then frees what it held): as much
+        sort.try_grow(80_000_000).unwrap();
+        merge.free();
+        merge.try_grow(80_000_000).unwrap();
         assert!(merge.try_grow(1).is_err());
     }
 
@@ -350,5 +459,32 @@ mod tests {
         sort0.try_grow(145).unwrap();
         let merge1 = MemoryConsumer::new("ExternalSorterMerge[1]").register(&pool);
         merge1.try_grow(100).unwrap();
+    }
+
+    #[test]
+    fn a_small_pool_gets_smaller_batches_and_merge_headroom() {
+        let fitted = |pool_size: usize, partitions: usize| {
+            let mut options = ConfigOptions::default();
+            options.execution.target_partitions = partitions;
+            fit_to_pool(&mut options, pool_size);
+            let execution = options.execution;
+            (
+                execution.batch_size.get(),
+                execution.sort_spill_reservation_bytes,
+            )
+        };
+        // 4 MiB a partition: an eighth of it in 1 KiB rows, and a quarter for the headroom
+        assert_eq!(fitted(8 << 20, 2), (512, 1 << 20));
+        assert_eq!(fitted(8 << 20, 1), (1024, 2 << 20));
+        // 40 MiB a partition keeps DataFusion's 10 MiB headroom; 64 MiB its 8,192 rows
+        assert_eq!(fitted(80 << 20, 2), (5120, 10 << 20));
+        assert_eq!(fitted(128 << 20, 2), (8192, 10 << 20));
+        assert_eq!(fitted(4 << 30, 2), (8192, 10 << 20));
+        // never fewer than 128 rows, and never more than the session had
+        assert_eq!(fitted(1 << 20, 4), (128, 64 << 10));
+        let mut options = ConfigOptions::default();
+        options.execution.batch_size = ConfigNonZeroUsize::try_new(100).unwrap();
+        fit_to_pool(&mut options, 4 << 30);
+        assert_eq!(options.execution.batch_size.get(), 100);
     }
 }

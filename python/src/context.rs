@@ -14,7 +14,7 @@ use datafusion_parquet_variant::distributed::explain_distributed;
 use datafusion_parquet_variant::distributed::workers::{
     WorkerList, coordinator_session_state, parse_worker_urls,
 };
-use datafusion_parquet_variant::memory_pool::FairSortPool;
+use datafusion_parquet_variant::memory_pool::{FairSortPool, fit_to_pool};
 use datafusion_parquet_variant::parquet::register_parquet_table;
 use datafusion_parquet_variant::register_all_with_state;
 use datafusion_parquet_variant::sql::run_sql;
@@ -102,6 +102,8 @@ impl PySessionContext {
             // sort take it all), and a sort's merge holds at most a share; the five largest
             // consumers named when it is exceeded
             let top = std::num::NonZeroUsize::new(5).expect("five");
+            // batches and the sorts' merge headroom fitted to the pool, as variant-sql's
+            fit_to_pool(config.options_mut(), limit);
             let pool = FairSortPool::for_config(limit, config.options());
             runtime = runtime.with_memory_pool(Arc::new(TrackConsumersPool::new(pool, top)));
         }

@@ -173,12 +173,13 @@ def test_errors_are_python_exceptions(ctx):
 
 
 def test_a_memory_limit_is_an_exception_not_an_abort():
-    # each batch of parse_json's output (8192 values of about 510 bytes) needs 4 MB
+    # each batch of parse_json's output needs 65 KB: under a limit this small the session's
+    # batches are fitted to the pool, down to their least, 128 values of about 510 bytes
     query = (
         "SELECT sum(length(to_json(parse_json('{\"x\": \"' || repeat('y', 500) || value || '\"}')))) AS n "
         "FROM generate_series(1, 100000)"
     )
-    limited = dfpv.SessionContext(memory_limit="1m", target_partitions=1)
+    limited = dfpv.SessionContext(memory_limit="32k", target_partitions=1)
     with pytest.raises(dfpv.ResourcesExhausted, match="Resources exhausted"):
         limited.sql(query).to_pylist()
     # the same query without the limit: {"x":"y...y<i>"} is 508 bytes and the digits of i

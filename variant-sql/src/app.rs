@@ -19,6 +19,8 @@ use datafusion_cli::object_storage::{StdinCarriesCommands, is_stdin_location};
 use datafusion_cli::print_format::PrintFormat;
 use datafusion_cli::print_options::{MaxRows, PrintOptions};
 
+use datafusion_parquet_variant::memory_pool::fit_to_pool;
+
 use crate::context::VariantCliContext;
 use crate::exec::{exec_commands, exec_files};
 use crate::memory::MemoryArgs;
@@ -212,6 +214,19 @@ fn session_config(args: &Args) -> Result<SessionConfig> {
     // and lz4 costs little beside the disk it saves
     if env::var_os("DATAFUSION_EXECUTION_SPILL_COMPRESSION").is_none() {
         options.execution.spill_compression = SpillCompression::Lz4Frame;
+    }
+    // under -m, batches and the sorts' merge headroom small enough for a sort of wide variant
+    // rows to spill within its share of the pool; what the environment sets stays
+    if let Some(limit) = args.memory.memory_limit {
+        let mut fitted = options.clone();
+        fit_to_pool(&mut fitted, limit);
+        if env::var_os("DATAFUSION_EXECUTION_BATCH_SIZE").is_none() {
+            options.execution.batch_size = fitted.execution.batch_size;
+        }
+        if env::var_os("DATAFUSION_EXECUTION_SORT_SPILL_RESERVATION_BYTES").is_none() {
+            options.execution.sort_spill_reservation_bytes =
+                fitted.execution.sort_spill_reservation_bytes;
+        }
     }
     let mut config = SessionConfig::from(options).with_information_schema(true);
     if let Some(batch_size) = args.batch_size {

@@ -19,9 +19,18 @@ fn run(args: &[&str]) -> Output {
 
 /// Runs with `-q` and returns stdout; panics with both streams unless the exit code is 0.
 fn ok(args: &[&str]) -> String {
+    ok_with_env(&[], args)
+}
+
+/// [`ok`] with these environment variables set.
+fn ok_with_env(vars: &[(&str, &str)], args: &[&str]) -> String {
     let mut all = vec!["-q"];
     all.extend_from_slice(args);
-    let out = run(&all);
+    let out = variant_sql()
+        .envs(vars.iter().copied())
+        .args(&all)
+        .output()
+        .expect("variant-sql runs");
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -513,20 +522,19 @@ fn memory_limit_bounds_a_query() {
 }
 
 /// A sorted `COPY` of variant rows larger than `-m` completes with the program's defaults (the
-/// fair pool, spills compressed): the sort spills, and the file holds exactly the rows, in order.
-/// 64 MiB for two partitions is the floor for these rows under DataFusion's sort settings: each
-/// sort holds 10 MiB for its merge and reserves its 4 MB batches twice. (Under datafusion-cli's
-/// greedy pool the same statement fails at 256 MiB: the two sorters take the whole pool and
-/// `parse_json`'s next batch is refused; under DataFusion's fair pool it fails at 128 MiB: the
-/// first sort to merge its spill files takes what is left, and the other is refused its merge's
-/// 10 MiB.)
+/// fair pool, batches and the sorts' merge headroom fitted to the pool, spills compressed) in a
+/// few MiB a partition: the sort spills, and the file holds exactly the rows, in order. 8 MiB for
+/// two partitions gives batches of 512 rows (some 0.25 MB) and 1 MiB of merge headroom; with
+/// DataFusion's 8,192 rows and 10 MiB each sort needs some 28 MiB before it can spill, and the
+/// statement failed below 64 MiB. (Under datafusion-cli's greedy pool it fails at 256 MiB: the
+/// two sorters take the whole pool and `parse_json`'s next batch is refused.)
 #[test]
 fn a_sorted_copy_larger_than_the_memory_limit_spills() {
     let dir = scratch("sorted-copy");
     let file = dir.join("sorted.parquet");
     let file = file.to_str().unwrap();
     // 200,000 events of about 450 bytes: some 90 MB of variants, which the sorts (each taking
-    // twice its batches) cannot hold within their shares of a 64 MiB pool
+    // twice its batches) cannot hold within their shares of an 8 MiB pool
     let events = "SELECT parse_json('{\"id\":' || i || ',\"kind\":\"' || \
                   (CASE WHEN i % 3 = 0 THEN 'commit' ELSE 'identity' END) || \
                   '\",\"did\":\"did:plc:' || (i * 7919 % 100003) || '\",\"time_us\":' || \
@@ -536,15 +544,7 @@ fn a_sorted_copy_larger_than_the_memory_limit_spills() {
         "EXPLAIN ANALYZE COPY (SELECT v FROM ({events}) ORDER BY v:kind::string, \
          v:did::string, v:time_us::bigint) TO '{file}' STORED AS PARQUET"
     );
-    let out = ok(&[
-        "--no-sample",
-        "-m",
-        "64m",
-        "-c",
-        "SET datafusion.execution.target_partitions = 2",
-        "-c",
-        &copy,
-    ]);
+    let out = ok_with_env(&[TWO_PARTITIONS], &["--no-sample", "-m", "8m", "-c", &copy]);
     let spills: Vec<u64> = out
         .split("spill_count=")
         .skip(1)
@@ -587,6 +587,50 @@ fn a_sorted_copy_larger_than_the_memory_limit_spills() {
         "n,ids,out_of_order\n200000,20000100000,0\n\
          name,value\ndatafusion.execution.spill_compression,lz4_frame\n"
     );
+}
+
+/// Two partitions from the start, whatever the machine's cores: what `-m` fits to the pool
+/// depends on them.
+const TWO_PARTITIONS: (&str, &str) = ("DATAFUSION_EXECUTION_TARGET_PARTITIONS", "2");
+
+/// Under `-m`, batches and the sorts' merge headroom are fitted to each partition's share of the
+/// pool unless set: 8 MiB for two partitions is 4 MiB a partition, an eighth of it in rows of
+/// 1 KiB (512) and a quarter as headroom (1 MiB); 256 MiB keeps DataFusion's 8,192 rows and
+/// 10 MiB. `-b` and the environment's settings stay as given.
+#[test]
+fn a_memory_limit_fits_batches_and_merge_headroom_to_the_pool() {
+    let settings = |vars: &[(&str, &str)], args: &[&str]| {
+        let mut all = vec!["--format", "csv"];
+        all.extend_from_slice(args);
+        all.extend([
+            "-c",
+            "SELECT value FROM information_schema.df_settings \
+             WHERE name IN ('datafusion.execution.batch_size', \
+                            'datafusion.execution.sort_spill_reservation_bytes') ORDER BY name",
+        ]);
+        ok_with_env(vars, &all)
+    };
+    assert_eq!(
+        settings(&[TWO_PARTITIONS], &["-m", "8m"]),
+        "value\n512\n1048576\n"
+    );
+    assert_eq!(
+        settings(&[TWO_PARTITIONS], &["-m", "256m"]),
+        "value\n8192\n10485760\n"
+    );
+    assert_eq!(
+        settings(&[TWO_PARTITIONS], &["-m", "8m", "-b", "4000"]),
+        "value\n4000\n1048576\n"
+    );
+    let set = [
+        TWO_PARTITIONS,
+        (
+            "DATAFUSION_EXECUTION_SORT_SPILL_RESERVATION_BYTES",
+            "5000000",
+        ),
+    ];
+    assert_eq!(settings(&set, &["-m", "8m"]), "value\n512\n5000000\n");
+    assert_eq!(settings(&[TWO_PARTITIONS], &[]), "value\n8192\n10485760\n");
 }
 
 /// A statement that runs long shows its progress on stderr (here from the start, and on a pipe:
