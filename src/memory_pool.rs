@@ -11,7 +11,12 @@
 //! merge at a quarter of its partition's share, `pool / (4 * partitions)` (never below the
 //! headroom), leaving the rest to what runs beside it (the sort of the other partitions, the
 //! final merge of the partitions, the writer's row group): the merge seats fewer files and
-//! merges in more passes, as DataFusion's multi-level merge does when memory is short.
+//! merges in more passes, as DataFusion's multi-level merge does when memory is short. In a
+//! large pool, where what runs beside the merges needs a small part, the cap is half of what a
+//! partition's share leaves after the writer's eighth and 128 MiB: 864 MiB a merge under 4 GiB
+//! and two partitions, against 512 MiB, so a pass seats some 45 spill files of 8,192 JSONBench
+//! events (each reserves two batches, twice) instead of 27, where the 100M load's sorts spill 31
+//! files each.
 //!
 //! The same consumer also merges a sort's runs held in memory (before they are spilled, or as
 //! the sort's output when it never spilled), reserving each run's current batch again: as much
@@ -68,6 +73,11 @@ pub fn fit_to_pool(options: &mut ConfigOptions, pool_size: usize) {
     }
     execution.sort_spill_reservation_bytes = execution.sort_spill_reservation_bytes.min(share / 4);
 }
+
+/// What a large pool keeps from the sorts' merges of their spill files, beside the writer's
+/// eighth: the final merge of the partitions (their batches, reserved twice) and the object
+/// store's buffer, with room to spare.
+const BESIDE_THE_MERGES: usize = 128 << 20;
 
 /// The name DataFusion's sorts give the consumer holding their merge's memory (one per
 /// partition: `ExternalSorterMerge[0]`, ...).
@@ -188,10 +198,14 @@ impl FairSortPool {
     /// `sort_spill_reservation_bytes` each for their merges (DataFusion's
     /// `datafusion.execution.sort_spill_reservation_bytes`).
     pub fn new(pool_size: usize, partitions: usize, sort_spill_reservation_bytes: usize) -> Self {
-        let share = pool_size / (4 * partitions.max(1));
+        let partitions = partitions.max(1);
+        let quarter_share = pool_size / (4 * partitions);
+        // in a large pool, half of what the writer's eighth and the final merge leave
+        let half_the_rest =
+            (pool_size / 8 * 7).saturating_sub(BESIDE_THE_MERGES) / (2 * partitions);
         FairSortPool {
             pool_size,
-            merge_cap: share.max(sort_spill_reservation_bytes),
+            merge_cap: (quarter_share.max(half_the_rest)).max(sort_spill_reservation_bytes),
             headroom: sort_spill_reservation_bytes,
             kept_free: pool_size / 8,
             accounts: Mutex::new(Accounts::default()),
@@ -412,6 +426,27 @@ mod tests {
         merge.free();
         merge.try_grow(80_000_000).unwrap();
         assert!(merge.try_grow(1).is_err());
+    }
+
+    #[test]
+    fn a_large_pools_merges_share_what_the_final_merge_and_the_writer_leave() {
+        // 4 GiB for two partitions: of the 3.5 GiB left by the writer's eighth, less 128 MiB,
+        // half for the two merges, 864 MiB each (a quarter of the share would be 512 MiB)
+        let pool: Arc<dyn MemoryPool> = Arc::new(FairSortPool::new(4 << 30, 2, 10 << 20));
+        let merge = MemoryConsumer::new("ExternalSorterMerge[0]").register(&pool);
+        merge.try_grow(10 << 20).unwrap();
+        merge.try_grow((864 - 10) << 20).unwrap();
+        let err = merge.try_grow(1).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("at most {} bytes", 864 << 20)),
+            "{err}"
+        );
+        // under 128 MiB the quarter of the share stays the cap: 16 MiB
+        let small = FairSortPool::new(128 << 20, 2, 10 << 20).to_string();
+        assert!(
+            small.ends_with(&format!("sort merges up to {} each)", 16 << 20)),
+            "{small}"
+        );
     }
 
     #[test]
