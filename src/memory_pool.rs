@@ -205,7 +205,9 @@ impl FairSortPool {
             (pool_size / 8 * 7).saturating_sub(BESIDE_THE_MERGES) / (2 * partitions);
         FairSortPool {
             pool_size,
-            merge_cap: (quarter_share.max(half_the_rest)).max(sort_spill_reservation_bytes),
+            merge_cap: quarter_share
+                .max(half_the_rest)
+                .max(sort_spill_reservation_bytes),
             headroom: sort_spill_reservation_bytes,
             kept_free: pool_size / 8,
             accounts: Mutex::new(Accounts::default()),
@@ -281,7 +283,8 @@ impl MemoryPool for FairSortPool {
     }
 
     fn grow(&self, reservation: &MemoryReservation, additional: usize) {
-        (self.accounts()).add(reservation.consumer(), additional, self.headroom);
+        self.accounts()
+            .add(reservation.consumer(), additional, self.headroom);
     }
 
     fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {

@@ -237,9 +237,6 @@ impl VariantParquetFormat {
 }
 
 impl VariantParquetFormat {
-    /// The decryption of the file at `path`, as DataFusion's Parquet format finds it: the
-    /// options' own properties, or those the session's encryption factory gives; None for a
-    /// plain file.
     /// The order `object` records by variant paths (see [`super::variant_order`]), over
     /// `table_schema`: None when it records none, or its footer cannot be read here.
     async fn variant_order(
@@ -258,6 +255,9 @@ impl VariantParquetFormat {
         file_ordering(&keys, table_schema, state.config().options())
     }
 
+    /// The decryption of the file at `path`, as DataFusion's Parquet format finds it: the
+    /// options' own properties, or those the session's encryption factory gives; None for a
+    /// plain file.
     async fn file_decryption(
         &self,
         state: &dyn Session,
