@@ -534,11 +534,14 @@ fn a_sorted_copy_larger_than_the_memory_limit_spills() {
     let file = dir.join("sorted.parquet");
     let file = file.to_str().unwrap();
     // 200,000 events of about 450 bytes: some 90 MB of variants, which the sorts (each taking
-    // twice its batches) cannot hold within their shares of an 8 MiB pool
+    // twice its batches) cannot hold within their shares of an 8 MiB pool. Each text holds four
+    // digests (64 bytes that do not compress), so the file, over 12 MB, passes the pool and the
+    // object store's 10 MiB buffer: the writer must upload before it holds more than its share.
     let events = "SELECT parse_json('{\"id\":' || i || ',\"kind\":\"' || \
                   (CASE WHEN i % 3 = 0 THEN 'commit' ELSE 'identity' END) || \
                   '\",\"did\":\"did:plc:' || (i * 7919 % 100003) || '\",\"time_us\":' || \
-                  (1700000000000000 + i * 13 % 1000000) || ',\"text\":\"' || repeat('x', 350) || \
+                  (1700000000000000 + i * 13 % 1000000) || ',\"text\":\"' || repeat('x', 222) || \
+                  md5('a' || i) || md5('b' || i) || md5('c' || i) || md5('d' || i) || \
                   '\"}') AS v FROM generate_series(1, 200000) t(i)";
     let copy = format!(
         "EXPLAIN ANALYZE COPY (SELECT v FROM ({events}) ORDER BY v:kind::string, \
@@ -560,6 +563,8 @@ fn a_sorted_copy_larger_than_the_memory_limit_spills() {
         spills.iter().any(|&n| n > 0),
         "the sort did not spill:\n{out}"
     );
+    let written = std::fs::metadata(file).unwrap().len();
+    assert!(written > 10 << 20, "the file took {written} bytes");
 
     // read back in file order (one partition): every row once, each key not below the last
     let check = format!(

@@ -216,11 +216,13 @@ impl FileSink for VariantParquetSink {
             variant_order: self.variant_order.clone(),
             auto,
             batches_ahead: context.session_config().target_partitions().clamp(1, 4),
-            store_buffer: context
-                .session_config()
-                .options()
-                .execution
-                .objectstore_writer_buffer_size,
+            store_buffer: store_buffer(
+                (context.session_config().options())
+                    .execution
+                    .objectstore_writer_buffer_size,
+                pool_limit / 16,
+                self.config.object_store_url.as_str().starts_with("file://"),
+            ),
             awaits_at_most: pool_limit / 4,
             writer_share: pool_limit / 16,
         });
@@ -253,6 +255,26 @@ impl FileSink for VariantParquetSink {
             .map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)))??;
         Ok(rows)
     }
+}
+
+/// The smallest part S3 and the stores like it take in a multipart upload (but the last).
+const SMALLEST_UPLOAD_PART: usize = 5 << 20;
+/// The smallest buffer a local file's writer is given: writes of less cost more in calls than
+/// they save in memory.
+const SMALLEST_LOCAL_BUFFER: usize = 256 << 10;
+
+/// The bytes a file's object-store writer buffers before it uploads: `configured`
+/// (`objectstore_writer_buffer_size`, 10 MiB by default), but no more than the writer's share of
+/// a limited pool, which holds them; never less than the part a remote store takes, nor than
+/// [`SMALLEST_LOCAL_BUFFER`] for a local file. (The 10 MiB alone failed sorted loads under 20 MiB
+/// pools.)
+fn store_buffer(configured: usize, writer_share: usize, local: bool) -> usize {
+    let floor = if local {
+        SMALLEST_LOCAL_BUFFER
+    } else {
+        SMALLEST_UPLOAD_PART
+    };
+    configured.min(writer_share.max(floor))
 }
 
 /// Automatic shredding: which columns, and how much to sample.
@@ -872,4 +894,26 @@ fn with_variant_version(t: TypePtr) -> Result<TypePtr> {
         other => other.cloned(),
     };
     Ok(Arc::new(rebuilt_group(&t, fields, logical_type)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store's buffer: the writer's share of a limited pool when smaller than the setting,
+    /// but a whole part for remote stores; a smaller setting stays.
+    #[test]
+    fn the_store_buffer_keeps_to_the_writers_share() {
+        const MIB: usize = 1 << 20;
+        // an 8 MiB pool: a sixteenth is 512 KiB
+        assert_eq!(store_buffer(10 * MIB, MIB / 2, true), MIB / 2);
+        assert_eq!(store_buffer(10 * MIB, MIB / 2, false), 5 * MIB);
+        // a tiny pool: the floors
+        assert_eq!(store_buffer(10 * MIB, 1000, true), 256 << 10);
+        // no limit (shares of usize::MAX), or a large pool: the setting
+        assert_eq!(store_buffer(10 * MIB, usize::MAX / 16, false), 10 * MIB);
+        assert_eq!(store_buffer(10 * MIB, 64 * MIB, true), 10 * MIB);
+        // a setting below the floor is the user's
+        assert_eq!(store_buffer(MIB, 64, false), MIB);
+    }
 }
