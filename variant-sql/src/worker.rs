@@ -8,6 +8,7 @@ use std::sync::Arc;
 use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::prelude::SessionConfig;
 use datafusion_distributed::{DistributedTaskContext, Worker, WorkerQueryContext};
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
@@ -20,6 +21,7 @@ use datafusion_parquet_variant::distributed::auth::{
 use datafusion_parquet_variant::distributed::workers::{
     KEEP_ALIVE, WorkerChannels, worker_session_state,
 };
+use datafusion_parquet_variant::memory_pool::fit_to_pool;
 
 /// The arguments of `variant-sql worker`.
 #[derive(Debug, clap::Args, PartialEq)]
@@ -63,7 +65,16 @@ pub struct WorkerArgs {
 pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     let mut runtime = RuntimeEnvBuilder::new()
         .with_object_store_registry(Arc::new(EnvObjectStoreRegistry::default()));
-    if let Some(pool) = args.memory.pool(&ConfigOptions::from_env()?) {
+    // Under -m, the tasks' batches and sorts' merge headroom fitted to the pool, as the program
+    // fits its own session's: a task's session starts from DataFusion's defaults (the
+    // coordinator's settings do not travel with the plan), whose 8,192-row batches and 10 MiB
+    // headroom a sort of wide variant rows cannot spill within a small share.
+    let limit = args.memory.memory_limit;
+    let mut options = ConfigOptions::from_env()?;
+    if let Some(limit) = limit {
+        fit_to_pool(&mut options, limit);
+    }
+    if let Some(pool) = args.memory.pool(&options) {
         runtime = runtime.with_memory_pool(pool);
     }
     let runtime = runtime.build_arc()?;
@@ -77,6 +88,9 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     let channels = WorkerChannels::with_security(security);
     let worker = Worker::from_session_builder(move |mut ctx: WorkerQueryContext| {
         log_task(&mut ctx);
+        if let (Some(limit), Some(config)) = (limit, ctx.builder.config().as_mut()) {
+            fit_to_pool(config.options_mut(), limit);
+        }
         let channels = channels.clone();
         async move { worker_session_state(ctx.builder, channels) }
     })
@@ -119,6 +133,17 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
             "any caller is taken (no token)"
         }
     );
+    if let Some(limit) = limit {
+        let sessions = SessionConfig::default();
+        let mut fitted = sessions.options().as_ref().clone();
+        fit_to_pool(&mut fitted, limit);
+        eprintln!(
+            "variant-sql worker on {address}: memory limit {limit} bytes: batches of {} rows, \
+             {} bytes kept for a sort's merge",
+            fitted.execution.batch_size.get(),
+            fitted.execution.sort_spill_reservation_bytes
+        );
+    }
     let server = server
         .http2_keepalive_interval(Some(KEEP_ALIVE))
         .http2_keepalive_timeout(Some(KEEP_ALIVE))

@@ -216,6 +216,40 @@ const QUERIES: [&str; 3] = [
      WHERE payload:user.geo.country::string = 'DE' ORDER BY id LIMIT 3",
 ];
 
+/// A worker under `-m` fits its tasks' batches and sorts' merge headroom to its pool, as the
+/// program fits its own session (a task's session starts from DataFusion's defaults: 8,192 rows
+/// and 10 MiB, which a sort of wide variant rows cannot spill within an 8 MiB pool), says so when
+/// it starts, and answers as one process does.
+#[test]
+fn a_worker_under_a_memory_limit_fits_its_tasks_to_it() {
+    let data = common::TempPath::dir("variant-cluster-memory");
+    write_events(&data);
+    let create = table(&data);
+    let first = WorkerProcess::start_args(&["-m", "8m"], &[]);
+    let second = WorkerProcess::start_args(&["-m", "8m"], &[]);
+    // a task's partitions are the worker's cores (DataFusion's default); its share of 8 MiB
+    // holds a batch of 1 KiB rows in an eighth (at least 128 rows) and the headroom in a quarter
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let share = (8 << 20) / cores;
+    let said = first.wait_for("memory limit");
+    let expected = format!(
+        "memory limit 8388608 bytes: batches of {} rows, {} bytes kept for a sort's merge",
+        (share / 8 / 1024).max(128),
+        share / 4
+    );
+    assert!(said.contains(&expected), "{expected}\n{said}");
+
+    let both = format!("{},{}", first.address, second.address);
+    for query in QUERIES {
+        let alone = sql(None, &[&create, query]);
+        let cluster = sql(Some(&both), &[&create, query]);
+        assert_eq!(cluster, alone, "{query}");
+    }
+    for worker in [&first, &second] {
+        worker.wait_for(" started");
+    }
+}
+
 /// Per-row work that keeps a worker busy for seconds (some 150 KB of regex work per row), so a
 /// worker can be killed while its task runs.
 const SLOW: &str =
