@@ -47,7 +47,9 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::schema::READER_FEATURES;
-use crate::parquet::general::staged::{MoveFailed, Moved, Published, delete_for_sure, move_object};
+use crate::parquet::general::staged::{
+    CLEAN_UP_AFTER_CANCEL_MS, MoveFailed, Moved, Published, delete_for_sure, move_object,
+};
 
 /// How many times a commit retries at a later version after another writer took its version.
 const COMMIT_RETRIES: u64 = 15;
@@ -354,8 +356,13 @@ impl Drop for CleanUpOnDrop {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        // (again over a few seconds: a part of the write already on a blocking thread still
+        // lands after the first clean-up, and the local store makes its folder again)
         runtime.spawn(async move {
-            clean_up(&folder, &target, store.as_ref(), &moved).await;
+            for delay in CLEAN_UP_AFTER_CANCEL_MS {
+                tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+                clean_up(&folder, &target, store.as_ref(), &moved).await;
+            }
         });
     }
 }

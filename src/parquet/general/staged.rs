@@ -540,18 +540,20 @@ struct DiscardOnDrop {
     write: Option<(StagedWrite, Arc<dyn ObjectStore>, Published)>,
 }
 
+/// When the clean-up of a cancelled write runs (milliseconds, each after the one before). The
+/// sink's writer tasks are aborted with the statement, but a store operation already running on
+/// a blocking thread (a local file completed by a rename, a part written) still lands, and the
+/// local store recreates the folders it needs: the clean-up runs again over a few seconds.
+pub(crate) const CLEAN_UP_AFTER_CANCEL_MS: [u64; 5] = [0, 50, 250, 1000, 3000];
+
 impl Drop for DiscardOnDrop {
     fn drop(&mut self) {
-        // The sink's writer tasks are aborted with the statement, but a store operation already
-        // running on a blocking thread (a local file completed by a rename) still lands, and the
-        // local store recreates the folders it needs: the clean-up runs again over a few seconds.
-        const AGAIN_AFTER_MS: [u64; 5] = [0, 50, 250, 1000, 3000];
         if let Some((write, store, published)) = self.write.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             let handle = runtime.clone();
             runtime.spawn_blocking(move || {
-                for delay in AGAIN_AFTER_MS {
+                for delay in CLEAN_UP_AFTER_CANCEL_MS {
                     std::thread::sleep(std::time::Duration::from_millis(delay));
                     let _ = handle.block_on(async {
                         let _ = published.undo(store.as_ref()).await;
