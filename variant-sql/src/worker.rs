@@ -8,7 +8,6 @@ use std::sync::Arc;
 use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::prelude::SessionConfig;
 use datafusion_distributed::{DistributedTaskContext, Worker, WorkerQueryContext};
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
@@ -68,13 +67,14 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     // Under -m, the tasks' batches and sorts' merge headroom fitted to the pool, as the program
     // fits its own session's: a task's session starts from DataFusion's defaults (the
     // coordinator's settings do not travel with the plan), whose 8,192-row batches and 10 MiB
-    // headroom a sort of wide variant rows cannot spill within a small share.
+    // headroom a sort of wide variant rows cannot spill within a small share. The pool's merge
+    // shares are sized for those same settings.
     let limit = args.memory.memory_limit;
-    let mut options = ConfigOptions::from_env()?;
+    let mut task_options = ConfigOptions::default();
     if let Some(limit) = limit {
-        fit_to_pool(&mut options, limit);
+        fit_to_pool(&mut task_options, limit);
     }
-    if let Some(pool) = args.memory.pool(&options) {
+    if let Some(pool) = args.memory.pool(&task_options) {
         runtime = runtime.with_memory_pool(pool);
     }
     let runtime = runtime.build_arc()?;
@@ -134,14 +134,11 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
         }
     );
     if let Some(limit) = limit {
-        let sessions = SessionConfig::default();
-        let mut fitted = sessions.options().as_ref().clone();
-        fit_to_pool(&mut fitted, limit);
         eprintln!(
             "variant-sql worker on {address}: memory limit {limit} bytes: batches of {} rows, \
              {} bytes kept for a sort's merge",
-            fitted.execution.batch_size.get(),
-            fitted.execution.sort_spill_reservation_bytes
+            task_options.execution.batch_size.get(),
+            task_options.execution.sort_spill_reservation_bytes
         );
     }
     let server = server
