@@ -80,6 +80,8 @@ struct SampleState {
     done: usize,
     /// Whether an input column could not be read as unshredded variants.
     unusable: bool,
+    /// Whether the sink has taken what it needs and the rows were let go (see `release`).
+    released: bool,
     /// The sampled rows' bytes, in the memory pool of the first partition that ran.
     reservation: Option<MemoryReservation>,
 }
@@ -182,7 +184,11 @@ impl InputSample {
     /// be sampled).
     pub fn finished(&self) -> Result<Option<Vec<ArrayRef>>> {
         let state = self.state();
-        if state.unusable || state.partitions == 0 || state.done < state.partitions {
+        if state.unusable
+            || state.released
+            || state.partitions == 0
+            || state.done < state.partitions
+        {
             return Ok(None);
         }
         let rows = state.rows.clone().into_sorted_vec();
@@ -198,6 +204,18 @@ impl InputSample {
             arrays.push(out.finish()?);
         }
         Ok(Some(arrays))
+    }
+
+    /// Lets the sampled rows go and gives their memory back to the pool, once the sink has
+    /// inferred what it needs from them: [`Self::finished`] answers None from then on.
+    pub fn release(&self) {
+        let mut state = self.state();
+        state.released = true;
+        state.rows = BinaryHeap::new();
+        state.bytes = 0;
+        if let Some(reservation) = &mut state.reservation {
+            reservation.free();
+        }
     }
 
     /// Adds the rows of `batch` (its `indices` columns) that belong to the sample, of its first
@@ -243,6 +261,9 @@ impl InputSample {
             })
             .collect();
         let mut state = self.state();
+        if state.released {
+            return Ok(());
+        }
         for (row, hash) in hashes.into_iter().enumerate() {
             let full = state.rows.len() >= self.max_rows;
             if full && state.rows.peek().is_some_and(|max| hash >= max.hash) {

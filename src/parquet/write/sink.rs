@@ -9,7 +9,7 @@
 //! a file's columns in parallel instead). It also writes `Interval(MonthDayNano)`
 //! columns as `INTERVAL`, which the parquet crate cannot (see [`crate::parquet::general::interval`]).
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
@@ -34,8 +34,9 @@ use futures::StreamExt;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowSchemaConverter, AsyncArrowWriter};
 use parquet::basic::LogicalType;
+use parquet::basic::{Compression, PageType};
 use parquet::encryption::encrypt::FileEncryptionProperties;
-use parquet::file::metadata::SortingColumn;
+use parquet::file::metadata::{RowGroupMetaData, SortingColumn};
 use parquet::file::properties::WriterPropertiesBuilder;
 use parquet::schema::types::{SchemaDescriptor, Type, TypePtr};
 use tokio::sync::mpsc::Receiver;
@@ -225,6 +226,7 @@ impl FileSink for VariantParquetSink {
             ),
             awaits_at_most: pool_limit / 4,
             writer_share: pool_limit / 16,
+            from_sample: OnceLock::new(),
         });
         let mut tasks: JoinSet<Result<u64>> = JoinSet::new();
         while let Some((path, rx)) = file_stream_rx.recv().await {
@@ -277,6 +279,63 @@ fn store_buffer(configured: usize, writer_share: usize, local: bool) -> usize {
     configured.min(writer_share.max(floor))
 }
 
+/// The metadata a Parquet writer keeps of the row groups it has written, until it writes them
+/// in the footer: about [`FOOTER_BYTES_PER_CHUNK`] a column chunk and [`FOOTER_BYTES_PER_PAGE`]
+/// a page (its column and offset index entries).
+#[derive(Debug, Default)]
+struct Footer {
+    /// The row groups counted.
+    row_groups: usize,
+    /// Their metadata's bytes, estimated.
+    bytes: usize,
+}
+
+/// The bytes the parquet crate's writer holds for a column chunk's metadata and its page index,
+/// besides [`FOOTER_BYTES_PER_PAGE`] for each page: measured (a counting allocator around an
+/// `ArrowWriter` re-writing files of JSONBench's events by row group, 977 row groups of one page
+/// a chunk and 16 of seven) at 875 bytes, with strings' statistics at their 64-byte bound.
+const FOOTER_BYTES_PER_CHUNK: usize = 900;
+/// The bytes of a page's column and offset index entries, measured as
+/// [`FOOTER_BYTES_PER_CHUNK`] is (133).
+const FOOTER_BYTES_PER_PAGE: usize = 150;
+
+impl Footer {
+    /// The bytes of the metadata of the row groups `flushed` (all a writer has written), adding
+    /// those not yet counted.
+    fn bytes(&mut self, flushed: &[RowGroupMetaData]) -> usize {
+        for row_group in flushed.get(self.row_groups..).unwrap_or_default() {
+            self.bytes += (row_group.columns().iter())
+                .map(|chunk| {
+                    let pages = (chunk.page_encoding_stats().into_iter().flatten())
+                        .filter(|s| {
+                            matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
+                        })
+                        .map(|s| s.count.max(0) as usize)
+                        .sum::<usize>();
+                    FOOTER_BYTES_PER_CHUNK + pages.max(1) * FOOTER_BYTES_PER_PAGE
+                })
+                .sum::<usize>();
+        }
+        self.row_groups = flushed.len();
+        self.bytes
+    }
+}
+
+/// The bytes a leaf's column writer holds beside the data it counts in its `memory_size`
+/// (its encoders' and statistics' state; measured, 2.5-3.5 KB), and, for zstd, its codec's
+/// contexts (the parquet crate makes a decompression context too: 94 KB each in `heaptrack`, and
+/// a compression context of a few KB that grows with the pages compressed, up to about 1 MB for
+/// pages of 1 MiB). A row group's writers hold them from its first batch until it is flushed:
+/// JSONBench's 107 shredded leaves under zstd, 11 MB.
+fn column_writer_bytes(compression: Compression) -> usize {
+    const ENCODERS: usize = 4 << 10;
+    const ZSTD_CONTEXTS: usize = 112 << 10;
+    match compression {
+        Compression::ZSTD(_) => ENCODERS + ZSTD_CONTEXTS,
+        _ => ENCODERS,
+    }
+}
+
 /// Automatic shredding: which columns, and how much to sample.
 #[derive(Debug, Clone)]
 pub struct AutoShredding {
@@ -319,7 +378,14 @@ struct FileSetup {
     /// ends early past it), so that what feeds the sink (readers, a sort's merges) keeps room
     /// beside it.
     writer_share: usize,
+    /// The shredding of the automatic columns and their leaves without a dictionary, as the
+    /// first file inferred them from the finished sample taken before the sink.
+    from_sample: OnceLock<Inferred>,
 }
+
+/// The shredding type of each automatic column shredded (by index), and the leaves written
+/// without a dictionary (see [`FileSetup::unique_leaves`]).
+type Inferred = (Arc<[(usize, DataType)]>, Vec<(String, Vec<usize>)>);
 
 impl FileSetup {
     /// Writes one file's batches; returns the row count. `reservation` holds what the file
@@ -341,7 +407,9 @@ impl FileSetup {
         // what the pool can hold, past which the first rows do)
         let mut sample = vec![];
         let mut sampled = None;
-        if let Some(auto) = &self.auto {
+        if let Some(auto) = &self.auto
+            && self.from_sample.get().is_none()
+        {
             let heads = (auto.sample.as_ref()).filter(|s| s.of() == SampleOf::PartitionHeads);
             let (mut rows, mut bytes) = (0, 0);
             loop {
@@ -390,14 +458,28 @@ impl FileSetup {
                 sampled = taken.finished()?;
             }
         }
-        let shredding: Arc<[(usize, DataType)]> = match &sampled {
-            Some(arrays) => self.infer_from_columns(arrays)?,
-            None => self.infer(&sample)?,
-        }
-        .into();
+        let (shredding, plain) = match (self.from_sample.get(), sampled) {
+            (Some(inferred), _) => inferred.clone(),
+            (None, Some(arrays)) => {
+                let shredding: Arc<[(usize, DataType)]> = self.infer_from_columns(&arrays)?.into();
+                let plain = self.unique_leaves(&shredding, &sample, Some(&arrays))?;
+                // Every file infers the same from the finished sample: the first keeps what it
+                // inferred for the others, and the sample's rows leave the pool (they held
+                // 1.8 MB of it under JSONBench's sorted load, beside the sort's final merge).
+                let inferred = self.from_sample.get_or_init(|| (shredding, plain)).clone();
+                if let Some(taken) = self.auto.as_ref().and_then(|auto| auto.sample.as_ref()) {
+                    taken.release();
+                }
+                inferred
+            }
+            (None, None) => {
+                let shredding: Arc<[(usize, DataType)]> = self.infer(&sample)?.into();
+                let plain = self.unique_leaves(&shredding, &sample, None)?;
+                (shredding, plain)
+            }
+        };
         let schema = self.file_schema(&shredding)?;
-        let plain = self.unique_leaves(&shredding, &sample, sampled.as_deref())?;
-        let mut writer = self.writer(writer, encryption, &schema, &plain)?;
+        let (mut writer, column_writers) = self.writer(writer, encryption, &schema, &plain)?;
         // The batches are made file batches (shredded) by tasks of their own, a few at once and
         // in order, while this task encodes the previous ones: shredding and encoding are each
         // about a third of a write, and would otherwise share one core. A task of its own keeps
@@ -445,22 +527,33 @@ impl FileSetup {
             }
         });
         let mut rows = 0;
+        // (the metadata of the row groups written, which the writer keeps for the footer)
+        let mut footer = Footer::default();
         while let Some(batch) = shredded.recv().await {
             let (batch, ticket) = batch?;
             rows += batch.num_rows() as u64;
             writer.write(&batch).await?;
             drop(ticket);
             // (the store's writer holds the encoded bytes up to its buffer's size, then uploads)
-            let stored =
-                |writer: &AsyncArrowWriter<_>| writer.bytes_written().min(self.store_buffer);
-            let row_group = writer.memory_size();
-            if row_group > self.writer_share
-                || (reservation.try_resize(row_group + stored(&writer))).is_err()
+            let held = |writer: &AsyncArrowWriter<_>, footer: &mut Footer| {
+                column_writers
+                    + writer.memory_size()
+                    + writer.bytes_written().min(self.store_buffer)
+                    + footer.bytes(writer.flushed_row_groups())
+            };
+            // A row group may grow past the writer's share to the size of the footer so far:
+            // each row group adds its columns' metadata to the footer, so row groups of a fixed
+            // size under a small pool would fill it with metadata (JSONBench's 2M events under
+            // 16 MiB made 977 row groups of 107 columns, 100 MB of metadata). Growing with the
+            // footer, the two grow as the root of the data written.
+            let row_group_bound = self.writer_share.max(footer.bytes);
+            if writer.memory_size() > row_group_bound
+                || (reservation.try_resize(held(&writer, &mut footer))).is_err()
             {
                 // the row group in progress has outgrown its share of the pool, or what the
                 // pool gives: it ends here, a smaller row group rather than a failed write
                 writer.flush().await?;
-                reservation.try_resize(writer.memory_size() + stored(&writer))?;
+                reservation.try_resize(held(&writer, &mut footer))?;
             }
         }
         // (a shredding task's panic surfaces here)
@@ -582,7 +675,7 @@ impl FileSetup {
         encryption: Option<Arc<FileEncryptionProperties>>,
         schema: &SchemaRef,
         plain: &[(String, Vec<usize>)],
-    ) -> Result<AsyncArrowWriter<BufWriter>> {
+    ) -> Result<(AsyncArrowWriter<BufWriter>, usize)> {
         let mut options = self.options.clone();
         if schema.fields().iter().any(|f| has_variant_column(f)) {
             if options.global.max_row_group_size == DATAFUSION_ROW_GROUP_ROWS {
@@ -643,16 +736,16 @@ impl FileSetup {
             properties = properties.with_file_encryption_properties(encryption);
         }
         let properties = properties.build();
+        let column_writers = (parquet_schema.columns().iter())
+            .map(|leaf| column_writer_bytes(properties.compression(leaf.path())))
+            .sum();
         // (the writer would put its own schema into the footer, over the one above)
         let options = ArrowWriterOptions::new()
             .with_properties(properties)
             .with_skip_arrow_metadata(true)
             .with_parquet_schema(parquet_schema);
-        Ok(AsyncArrowWriter::try_new_with_options(
-            writer,
-            Arc::clone(schema),
-            options,
-        )?)
+        let writer = AsyncArrowWriter::try_new_with_options(writer, Arc::clone(schema), options)?;
+        Ok((writer, column_writers))
     }
 }
 
