@@ -662,3 +662,49 @@ impl PhysicalOptimizerRule for SampleUnderSort {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::parse_json::{OnError, parse_json_array};
+    use datafusion::arrow::array::StringArray;
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryPool};
+
+    /// A batch of one variant column holding `{"i": <i>}` for each i in `rows`.
+    fn batch(rows: std::ops::Range<usize>) -> RecordBatch {
+        let docs: StringArray = rows.map(|i| Some(format!(r#"{{"i": {i}}}"#))).collect();
+        let column = parse_json_array(
+            "parse_json",
+            &(Arc::new(docs) as ArrayRef),
+            OnError::Fail,
+            false,
+        )
+        .unwrap();
+        let schema = Schema::new(vec![Field::new("v", column.data_type().clone(), true)]);
+        RecordBatch::try_new(Arc::new(schema), vec![column]).unwrap()
+    }
+
+    #[test]
+    fn a_released_sample_gives_its_rows_back_to_the_pool() {
+        let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(1 << 20));
+        let sample = InputSample::new(1, 100, 1 << 20, SampleOf::WholeInput);
+        {
+            let mut state = sample.state();
+            state.reservation = Some(MemoryConsumer::new("VariantSampleExec").register(&pool));
+            (state.partitions, state.done) = (1, 1);
+        }
+        sample.add(&batch(0..10), &[0], None).unwrap();
+        // each row: its metadata (one key, "i": 5 bytes) and its value (an object of one
+        // field holding an int8: 5 + 2 bytes)
+        assert_eq!(pool.reserved(), 10 * (5 + 7));
+        assert_eq!(sample.finished().unwrap().unwrap()[0].len(), 10);
+
+        sample.release();
+        assert_eq!(pool.reserved(), 0);
+        assert!(sample.finished().unwrap().is_none());
+        // (rows that come after are not kept)
+        sample.add(&batch(10..20), &[0], None).unwrap();
+        assert_eq!(pool.reserved(), 0);
+    }
+}
