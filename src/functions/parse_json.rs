@@ -89,6 +89,19 @@ pub(crate) fn parse_json_array(
     out.finish()
 }
 
+/// A variant column of `docs` parsed as `parse_json` parses them (for tests that need one).
+#[cfg(test)]
+pub(crate) fn json_variants(docs: impl IntoIterator<Item = String>) -> ArrayRef {
+    let docs: datafusion::arrow::array::StringArray = docs.into_iter().map(Some).collect();
+    parse_json_array(
+        "parse_json",
+        &(Arc::new(docs) as ArrayRef),
+        OnError::Fail,
+        false,
+    )
+    .expect("valid JSON")
+}
+
 impl ScalarUDFImpl for ParseJson {
     fn name(&self) -> &str {
         "parse_json"

@@ -666,21 +666,13 @@ impl PhysicalOptimizerRule for SampleUnderSort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::functions::parse_json::{OnError, parse_json_array};
-    use datafusion::arrow::array::StringArray;
+    use crate::functions::parse_json::json_variants;
     use datafusion::arrow::datatypes::{Field, Schema};
     use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryPool};
 
     /// A batch of one variant column holding `{"i": <i>}` for each i in `rows`.
     fn batch(rows: std::ops::Range<usize>) -> RecordBatch {
-        let docs: StringArray = rows.map(|i| Some(format!(r#"{{"i": {i}}}"#))).collect();
-        let column = parse_json_array(
-            "parse_json",
-            &(Arc::new(docs) as ArrayRef),
-            OnError::Fail,
-            false,
-        )
-        .unwrap();
+        let column = json_variants(rows.map(|i| format!(r#"{{"i": {i}}}"#)));
         let schema = Schema::new(vec![Field::new("v", column.data_type().clone(), true)]);
         RecordBatch::try_new(Arc::new(schema), vec![column]).unwrap()
     }

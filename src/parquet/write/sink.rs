@@ -300,9 +300,9 @@ const FOOTER_BYTES_PER_CHUNK: usize = 900;
 const FOOTER_BYTES_PER_PAGE: usize = 150;
 
 impl Footer {
-    /// The bytes of the metadata of the row groups `flushed` (all a writer has written), adding
-    /// those not yet counted.
-    fn bytes(&mut self, flushed: &[RowGroupMetaData]) -> usize {
+    /// Counts the row groups of `flushed` (all a writer has written) not yet counted, and
+    /// returns the bytes of them all.
+    fn count(&mut self, flushed: &[RowGroupMetaData]) -> usize {
         for row_group in flushed.get(self.row_groups..).unwrap_or_default() {
             self.bytes += (row_group.columns().iter())
                 .map(|chunk| {
@@ -529,18 +529,19 @@ impl FileSetup {
         let mut rows = 0;
         // (the metadata of the row groups written, which the writer keeps for the footer)
         let mut footer = Footer::default();
+        // What the file holds: its column writers, its row group in progress, the encoded bytes
+        // the store's writer holds up to its buffer's size (then it uploads), and the footer.
+        let held = |writer: &AsyncArrowWriter<_>, footer: &mut Footer| {
+            column_writers
+                + writer.memory_size()
+                + writer.bytes_written().min(self.store_buffer)
+                + footer.count(writer.flushed_row_groups())
+        };
         while let Some(batch) = shredded.recv().await {
             let (batch, ticket) = batch?;
             rows += batch.num_rows() as u64;
             writer.write(&batch).await?;
             drop(ticket);
-            // (the store's writer holds the encoded bytes up to its buffer's size, then uploads)
-            let held = |writer: &AsyncArrowWriter<_>, footer: &mut Footer| {
-                column_writers
-                    + writer.memory_size()
-                    + writer.bytes_written().min(self.store_buffer)
-                    + footer.bytes(writer.flushed_row_groups())
-            };
             // A row group may grow past the writer's share to the size of the footer so far:
             // each row group adds its columns' metadata to the footer, so row groups of a fixed
             // size under a small pool would fill it with metadata (JSONBench's 2M events under

@@ -73,30 +73,16 @@ fn hardly_repeats(leaf: &ArrayRef) -> Result<bool> {
 mod tests {
     use super::*;
     use crate::cast::target_type::parse_target_type;
-    use crate::functions::parse_json::{OnError, parse_json_array};
+    use crate::functions::parse_json::json_variants;
     use crate::shredding::shred_variant;
-    use datafusion::arrow::array::StringArray;
 
     /// A shredded column of `rows` objects `{"id": <distinct>, "kind": <one of three>, "n":
     /// <each value twice>}`: leaves metadata, value, id.value, id.typed_value, kind.value,
     /// kind.typed_value, n.value, n.typed_value.
     fn shredded(rows: usize) -> ArrayRef {
-        let docs: StringArray = (0..rows)
-            .map(|i| {
-                Some(format!(
-                    r#"{{"id": "u{i}", "kind": "k{}", "n": {}}}"#,
-                    i % 3,
-                    i / 2
-                ))
-            })
-            .collect();
-        let column = parse_json_array(
-            "parse_json",
-            &(Arc::new(docs) as ArrayRef),
-            OnError::Fail,
-            false,
-        )
-        .unwrap();
+        let column = json_variants(
+            (0..rows).map(|i| format!(r#"{{"id": "u{i}", "kind": "k{}", "n": {}}}"#, i % 3, i / 2)),
+        );
         let shredding = parse_target_type("struct<id: string, kind: string, n: bigint>").unwrap();
         shred_variant(&column, &shredding).unwrap()
     }
