@@ -446,6 +446,11 @@ impl<'a> ObjectView<'a> {
         self.value
     }
 
+    /// The dictionary the object's keys are ids in.
+    pub fn metadata(&self) -> Metadata<'a> {
+        self.metadata
+    }
+
     /// The key of field `i` (in stored order).
     pub fn key(&self, i: usize) -> Result<&'a str> {
         self.metadata.key(self.field_id(i)?)

@@ -26,7 +26,7 @@ use datafusion::common::{DataFusionError, Result, plan_err};
 use super::reassemble::FieldSizes;
 use super::variant_column;
 use crate::cast::target_type::sql_type_name;
-use crate::codec::{ObjectView, Value, Variant, VariantError, write_object};
+use crate::codec::{Metadata, ObjectView, Value, Variant, VariantError, write_object};
 use crate::variant_array::{EXTENSION_NAME_KEY, UUID_EXTENSION_NAME, has_variant_shape};
 
 fn codec_err(e: VariantError) -> DataFusionError {
@@ -129,6 +129,8 @@ pub fn shred_variant(array: &ArrayRef, shredding: &DataType) -> Result<ArrayRef>
     let mut root = Level::new(&group, len);
     let mut validity = Vec::with_capacity(len);
     let mut scratch = Scratch::default();
+    // (only objects are matched by their dictionary)
+    let has_objects = matches!(root.typed, Typed::Object { .. } | Typed::Array { .. });
     for i in 0..len {
         match rows.bytes(i) {
             None => {
@@ -139,6 +141,9 @@ pub fn shred_variant(array: &ArrayRef, shredding: &DataType) -> Result<ArrayRef>
             Some((m, value)) => {
                 let v = Variant::try_new(m, value).map_err(codec_err)?;
                 metadata.append_value(m);
+                if has_objects {
+                    scratch.dictionary = scratch.dictionaries.activate(&v.metadata());
+                }
                 root.append(v, &mut scratch)?;
                 validity.push(true);
             }
@@ -159,7 +164,136 @@ struct Scratch {
     object: Vec<u8>,
     /// Spare lists of residual fields (one is taken per object level being written).
     residuals: Vec<Vec<(u32, Range<usize>)>>,
+    /// Spare lists of an object's field ids (one is taken per object level being written).
+    field_ids: Vec<Vec<u32>>,
+    /// The dictionaries of recent rows.
+    dictionaries: Dictionaries,
+    /// The row's dictionary, when its keys ascend: objects are then matched to the shredded
+    /// fields by field id.
+    dictionary: Option<ActiveDictionary>,
 }
+
+/// How many dictionaries [`Dictionaries`] keeps, and how large each may be.
+const CACHED_DICTIONARIES: usize = 64;
+const CACHED_DICTIONARY_BYTES: usize = 4096;
+
+/// The dictionaries (metadata bytes) of recent rows, each with whether its keys are strictly
+/// ascending. Rows repeat a few key sets (`parse_json` writes one sorted dictionary for each),
+/// so each object level resolves its shredded names to field ids once per dictionary
+/// ([`Typed::Object`]'s `resolved`) and then matches an object's fields by id, without reading
+/// its keys. When rows hardly repeat their dictionaries, caching stops for the batch.
+#[derive(Default)]
+struct Dictionaries {
+    entries: Vec<CachedDictionary>,
+    /// The entry the last row used.
+    last: usize,
+    /// The entry replaced next, once full.
+    next: usize,
+    /// Counts new entries: a level's resolution of an entry's slot is valid for one generation.
+    generation: u64,
+    /// Rows looked up, and those that missed.
+    rows: usize,
+    misses: usize,
+}
+
+struct CachedDictionary {
+    bytes: Vec<u8>,
+    generation: u64,
+    /// Keys strictly ascending (so key order is id order, and no key repeats).
+    ascending: bool,
+}
+
+/// The row's dictionary: its entry in [`Dictionaries`] and that entry's generation.
+#[derive(Clone, Copy)]
+struct ActiveDictionary {
+    slot: usize,
+    generation: u64,
+}
+
+impl Dictionaries {
+    /// The entry of `metadata` (added when new), or `None` when its keys do not ascend or it is
+    /// not cached.
+    fn activate(&mut self, metadata: &Metadata<'_>) -> Option<ActiveDictionary> {
+        let bytes = metadata.bytes();
+        if bytes.len() > CACHED_DICTIONARY_BYTES {
+            return None;
+        }
+        self.rows += 1;
+        let slot = if self
+            .entries
+            .get(self.last)
+            .is_some_and(|e| e.bytes == bytes)
+        {
+            self.last
+        } else if let Some(slot) = self.entries.iter().position(|e| e.bytes == bytes) {
+            slot
+        } else {
+            self.misses += 1;
+            if self.misses > CACHED_DICTIONARIES && self.misses * 2 > self.rows {
+                return None;
+            }
+            self.generation += 1;
+            let entry = CachedDictionary {
+                bytes: bytes.to_vec(),
+                generation: self.generation,
+                ascending: keys_ascend(metadata),
+            };
+            if self.entries.len() < CACHED_DICTIONARIES {
+                self.entries.push(entry);
+                self.entries.len() - 1
+            } else {
+                let slot = self.next;
+                self.next = (slot + 1) % CACHED_DICTIONARIES;
+                self.entries[slot] = entry;
+                slot
+            }
+        };
+        self.last = slot;
+        let entry = &self.entries[slot];
+        entry.ascending.then_some(ActiveDictionary {
+            slot,
+            generation: entry.generation,
+        })
+    }
+}
+
+/// True when every key of `metadata` is readable and greater than the one before.
+fn keys_ascend(metadata: &Metadata<'_>) -> bool {
+    let mut previous: Option<&[u8]> = None;
+    for id in 0..metadata.len() {
+        match metadata.key_bytes(id) {
+            Ok(k) if previous.is_none_or(|p| p < k) => previous = Some(k),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The id of `name` in a dictionary whose keys ascend ([`keys_ascend`]).
+fn find_ascending(metadata: &Metadata<'_>, name: &[u8]) -> Result<Option<u32>> {
+    let (mut lo, mut hi) = (0, metadata.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match metadata.key_bytes(mid).map_err(codec_err)?.cmp(name) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(Some(mid as u32)),
+        }
+    }
+    Ok(None)
+}
+
+/// An object level's shredded names as field ids of one cached dictionary.
+#[derive(Default)]
+struct ResolvedNames {
+    /// The [`CachedDictionary::generation`] resolved (0: none).
+    generation: u64,
+    /// The id of each name, in `by_name` order; [`ABSENT`] for a name not in the dictionary.
+    ids: Vec<u32>,
+}
+
+/// A shredded name the dictionary does not hold.
+const ABSENT: u32 = u32::MAX;
 
 /// One `{value, typed_value}` level being written.
 struct Level {
@@ -182,6 +316,8 @@ enum Typed {
         children: Vec<Level>,
         /// Indices of `fields` in key order, for the residual lookup.
         by_name: Vec<usize>,
+        /// `by_name` as field ids, for each slot of [`Dictionaries`].
+        resolved: Vec<ResolvedNames>,
         validity: Vec<bool>,
     },
     Array {
@@ -208,6 +344,7 @@ impl Level {
                     fields: fields.clone(),
                     children,
                     by_name,
+                    resolved: Vec::new(),
                     validity: Vec::with_capacity(capacity),
                 }
             }
@@ -286,11 +423,22 @@ impl Level {
                 fields,
                 children,
                 by_name,
+                resolved,
                 validity,
             } => match v.get().map_err(codec_err)? {
                 Value::Object(object) => {
                     validity.push(true);
-                    let residual = shred_fields(&object, fields, by_name, children, scratch)?;
+                    let ids = match scratch.dictionary {
+                        Some(active) => Some(resolve_names(
+                            resolved,
+                            active,
+                            &v.metadata(),
+                            fields,
+                            by_name,
+                        )?),
+                        None => None,
+                    };
+                    let residual = shred_fields(&object, fields, by_name, ids, children, scratch)?;
                     if residual.is_empty() {
                         self.value.append_null();
                     } else {
@@ -389,31 +537,64 @@ fn nulls_of(validity: Vec<bool>) -> Option<NullBuffer> {
     (nulls.null_count() > 0).then_some(nulls)
 }
 
+/// `by_name` as field ids of the active dictionary, resolved once per dictionary.
+fn resolve_names<'r>(
+    resolved: &'r mut Vec<ResolvedNames>,
+    active: ActiveDictionary,
+    metadata: &Metadata<'_>,
+    fields: &Fields,
+    by_name: &[usize],
+) -> Result<&'r [u32]> {
+    if resolved.len() <= active.slot {
+        resolved.resize_with(active.slot + 1, ResolvedNames::default);
+    }
+    let names = &mut resolved[active.slot];
+    if names.generation != active.generation {
+        names.ids.clear();
+        for &f in by_name {
+            let id = find_ascending(metadata, fields[f].name().as_bytes())?;
+            names.ids.push(id.unwrap_or(ABSENT));
+        }
+        names.generation = active.generation;
+    }
+    Ok(&names.ids)
+}
+
 /// Appends each shredded field of `object` to its child level (missing ones as missing) and
 /// returns the fields left for the residual `value`: `(field id, byte range)` in the bytes of
 /// `object`'s value, in key order. One merge pass over the object's fields and the shredded
-/// names, both in key order; objects stored out of order (DuckDB writes them) are sorted first.
+/// names, both in key order. With `ids` (the names' ids in a dictionary whose keys ascend) and
+/// field ids that ascend, the merge compares ids and reads no key; otherwise it compares keys,
+/// and objects stored out of order (DuckDB writes them) are sorted first.
 fn shred_fields(
     object: &ObjectView<'_>,
     fields: &Fields,
     by_name: &[usize],
+    ids: Option<&[u32]>,
     children: &mut [Level],
     scratch: &mut Scratch,
 ) -> Result<Vec<(u32, Range<usize>)>> {
     let mut residual = scratch.residuals.pop().unwrap_or_default();
     residual.clear();
-    let mut order = Vec::new();
     let n = object.len();
+    let mut field_ids = scratch.field_ids.pop().unwrap_or_default();
+    let by_id = match ids {
+        Some(ids) => ascending_field_ids(object, &mut field_ids).then_some(ids),
+        None => None,
+    };
+    let mut order = Vec::new();
     let key = |j: usize| object.key_bytes(j).map_err(codec_err);
     let mut sorted = true;
-    let mut previous: Option<&[u8]> = None;
-    for j in 0..n {
-        let k = key(j)?;
-        if previous.is_some_and(|p| p >= k) {
-            sorted = false;
-            break;
+    if by_id.is_none() {
+        let mut previous: Option<&[u8]> = None;
+        for j in 0..n {
+            let k = key(j)?;
+            if previous.is_some_and(|p| p >= k) {
+                sorted = false;
+                break;
+            }
+            previous = Some(k);
         }
-        previous = Some(k);
     }
     if !sorted {
         order = (0..n).collect::<Vec<_>>();
@@ -424,6 +605,14 @@ fn shred_fields(
         order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
     }
     let at = |j: usize| if sorted { j } else { order[j] };
+    // field `j` (in key order) against the name at `by_name[r]`; `None`: the name is absent
+    let compare = |j: usize, r: usize| -> Result<Option<std::cmp::Ordering>> {
+        Ok(match by_id {
+            Some(ids) if ids[r] == ABSENT => None,
+            Some(ids) => Some(field_ids[j].cmp(&ids[r])),
+            None => Some(key(at(j))?.cmp(fields[by_name[r]].name().as_bytes())),
+        })
+    };
     let base = object.value_bytes().as_ptr() as usize;
     // The fields' values, by their sizes, must fit in the object's data together (checked as
     // each is taken, before it is copied or shredded): values sharing bytes could otherwise make
@@ -442,18 +631,18 @@ fn shred_fields(
             Ok(())
         };
     let mut j = 0;
-    for &f in by_name {
-        let name = fields[f].name().as_bytes();
+    for (r, &f) in by_name.iter().enumerate() {
         let mut found = None;
         while j < n {
-            match key(at(j))?.cmp(name) {
-                std::cmp::Ordering::Less => keep(at(j), &mut residual, &mut sizes)?,
-                std::cmp::Ordering::Equal => {
+            match compare(j, r)? {
+                None => break,
+                Some(std::cmp::Ordering::Less) => keep(at(j), &mut residual, &mut sizes)?,
+                Some(std::cmp::Ordering::Equal) => {
                     found = Some(at(j));
                     j += 1;
                     break;
                 }
-                std::cmp::Ordering::Greater => break,
+                Some(std::cmp::Ordering::Greater) => break,
             }
             j += 1;
         }
@@ -472,7 +661,24 @@ fn shred_fields(
         keep(at(j), &mut residual, &mut sizes)?;
         j += 1;
     }
+    scratch.field_ids.push(field_ids);
     Ok(residual)
+}
+
+/// Reads the field ids of `object` into `ids`; true when they ascend strictly and are in the
+/// dictionary's range (false leaves the object to the merge by keys, which names what is wrong).
+fn ascending_field_ids(object: &ObjectView<'_>, ids: &mut Vec<u32>) -> bool {
+    ids.clear();
+    let dictionary_len = object.metadata().len();
+    for j in 0..object.len() {
+        match object.field_id(j) {
+            Ok(id) if id < dictionary_len && ids.last().is_none_or(|&p| (p as usize) < id) => {
+                ids.push(id as u32)
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// A primitive `typed_value` column being written.
@@ -1075,6 +1281,70 @@ mod tests {
             panic!("residual is an object")
         };
         assert!(o.is_sorted().unwrap());
+    }
+
+    /// Rows that share dictionaries are matched to the shredded fields by id, resolved once per
+    /// dictionary: here `a` is id 0 in some dictionaries and id 1 in others, 100 dictionaries
+    /// take turns in runs of three rows (more than are cached, so entries are replaced and
+    /// resolved again), and a second column has a new dictionary in every row (caching stops).
+    #[test]
+    fn rows_sharing_dictionaries_shred_each_by_its_own() {
+        let doc = |i: usize, d: usize| {
+            if d.is_multiple_of(3) {
+                format!(r#"{{"a":{i},"z{d}":{i}}}"#)
+            } else {
+                format!(r#"{{"0{d}":{i},"a":{i},"n":{{"a":{i}}}}}"#)
+            }
+        };
+        for dictionary_of in [|i: usize| i / 3, |i: usize| i] {
+            let docs: Vec<String> = (0..300).map(|i| doc(i, dictionary_of(i))).collect();
+            let refs: Vec<Option<&str>> = docs.iter().map(|d| Some(d.as_str())).collect();
+            let input = json_column(&refs);
+            let s = shred(&input, "struct<a bigint, n struct<a bigint>>");
+            let a = child(typed(&s).as_struct(), "a");
+            let n = child(typed(&s).as_struct(), "n");
+            let n_a = child(typed(n).as_struct(), "a");
+            for i in 0..300 {
+                let d = dictionary_of(i);
+                assert_eq!(typed(a).as_primitive::<Int64Type>().value(i), i as i64);
+                let residual = if d.is_multiple_of(3) {
+                    format!(r#"{{"z{d}":{i}}}"#)
+                } else {
+                    format!(r#"{{"0{d}":{i}}}"#)
+                };
+                assert_eq!(value_json(&s, &s, i), Some(residual), "row {i}");
+                if d.is_multiple_of(3) {
+                    assert!(typed(n).is_null(i), "row {i}");
+                } else {
+                    assert_eq!(typed(n_a).as_primitive::<Int64Type>().value(i), i as i64);
+                }
+            }
+            let shredded: ArrayRef = Arc::new(s);
+            assert_eq!(to_json_rows(&shredded), to_json_rows(&input));
+        }
+    }
+
+    /// A dictionary flagged sorted whose keys are not (`b`, `a`) is not trusted: an object whose
+    /// ids ascend still has its keys read. (Trusting the flag, `b` would not be found and would
+    /// stay in the residual.)
+    #[test]
+    fn dictionaries_flagged_sorted_are_checked() {
+        let metadata = [0x11, 2, 0, 1, 2, b'b', b'a'];
+        let data = [0x0C, 2, 0x0C, 1]; // int8 2 (b, id 0), 1 (a, id 1)
+        let mut value = vec![];
+        write_object(&mut value, &data, &[(0, 0..2), (1, 2..4)]);
+        let mut out = VariantArrayBuilder::with_capacity(2);
+        out.append(&metadata, &value);
+        out.append(&metadata, &value);
+        let input = out.finish().unwrap();
+        let s = shred(&input, "struct<a bigint, b bigint>");
+        for i in 0..2 {
+            let a = child(typed(&s).as_struct(), "a");
+            let b = child(typed(&s).as_struct(), "b");
+            assert_eq!(typed(a).as_primitive::<Int64Type>().value(i), 1);
+            assert_eq!(typed(b).as_primitive::<Int64Type>().value(i), 2);
+            assert!(s.column_by_name("value").unwrap().is_null(i));
+        }
     }
 
     #[test]
