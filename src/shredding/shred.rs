@@ -215,7 +215,7 @@ impl Dictionaries {
     /// not cached.
     fn activate(&mut self, metadata: &Metadata<'_>) -> Option<ActiveDictionary> {
         let bytes = metadata.bytes();
-        if bytes.len() > CACHED_DICTIONARY_BYTES {
+        if bytes.len() > CACHED_DICTIONARY_BYTES || self.given_up() {
             return None;
         }
         self.rows += 1;
@@ -229,7 +229,7 @@ impl Dictionaries {
             slot
         } else {
             self.misses += 1;
-            if self.misses > CACHED_DICTIONARIES && self.misses * 2 > self.rows {
+            if self.given_up() {
                 return None;
             }
             self.generation += 1;
@@ -254,6 +254,12 @@ impl Dictionaries {
             slot,
             generation: entry.generation,
         })
+    }
+
+    /// True once most rows have missed (past the first entries): caching stops for the batch,
+    /// so that rows that hardly repeat their dictionaries do not pay for the search either.
+    fn given_up(&self) -> bool {
+        self.misses > CACHED_DICTIONARIES && self.misses * 2 > self.rows
     }
 }
 
