@@ -1292,7 +1292,7 @@ mod tests {
     /// Rows that share dictionaries are matched to the shredded fields by id, resolved once per
     /// dictionary: here `a` is id 0 in some dictionaries and id 1 in others, 100 dictionaries
     /// take turns in runs of three rows (more than are cached, so entries are replaced and
-    /// resolved again), and a second column has a new dictionary in every row (caching stops).
+    /// resolved again); a second input has a new dictionary in every row (caching stops).
     #[test]
     fn rows_sharing_dictionaries_shred_each_by_its_own() {
         let doc = |i: usize, d: usize| {
@@ -1327,6 +1327,52 @@ mod tests {
             }
             let shredded: ArrayRef = Arc::new(s);
             assert_eq!(to_json_rows(&shredded), to_json_rows(&input));
+        }
+    }
+
+    /// The cache hands out an entry for a dictionary whose keys ascend, the same one for the same
+    /// bytes, none for a dictionary flagged sorted whose keys are not, and a new generation when
+    /// an entry is replaced.
+    #[test]
+    fn dictionaries_are_cached_by_their_bytes() {
+        let ascending = [0x11, 2, 0, 1, 2, b'a', b'b'];
+        let lying = [0x11, 2, 0, 1, 2, b'b', b'a'];
+        let mut cache = Dictionaries::default();
+        fn metadata(bytes: &[u8]) -> Metadata<'_> {
+            Metadata::try_new(bytes).unwrap()
+        }
+        let first = cache.activate(&metadata(&ascending)).expect("keys ascend");
+        assert!(cache.activate(&metadata(&lying)).is_none());
+        let again = cache.activate(&metadata(&ascending)).expect("cached");
+        assert_eq!(
+            (again.slot, again.generation),
+            (first.slot, first.generation)
+        );
+        // other dictionaries of one key each, each used three times (so that caching goes on),
+        // until `ascending` is replaced
+        for k in 0..CACHED_DICTIONARIES as u8 {
+            let other = [0x11, 1, 0, 2, b'c' + k % 20, b'0' + k / 20];
+            for _ in 0..3 {
+                assert!(cache.activate(&metadata(&other)).is_some());
+            }
+        }
+        let back = cache.activate(&metadata(&ascending)).expect("added again");
+        assert_ne!(back.generation, first.generation);
+    }
+
+    /// A shredded name the dictionary lacks, with a residual field sorting between it and the
+    /// next name: `b` is missing, `a` stays in the residual, `z` is shredded (rows sharing one
+    /// dictionary, matched by id).
+    #[test]
+    fn a_missing_name_before_a_residual_field_and_a_shredded_one() {
+        let input = json_column(&[Some(r#"{"a":1,"z":2}"#), Some(r#"{"a":3,"z":4}"#)]);
+        let s = shred(&input, "struct<b bigint, z bigint>");
+        let b = child(typed(&s).as_struct(), "b");
+        let z = child(typed(&s).as_struct(), "z");
+        for (i, (a, z_value)) in [(1, 2), (3, 4)].into_iter().enumerate() {
+            assert!(typed(b).is_null(i) && b.column_by_name("value").unwrap().is_null(i));
+            assert_eq!(typed(z).as_primitive::<Int64Type>().value(i), z_value);
+            assert_eq!(value_json(&s, &s, i), Some(format!(r#"{{"a":{a}}}"#)));
         }
     }
 
