@@ -275,20 +275,6 @@ fn keys_ascend(metadata: &Metadata<'_>) -> bool {
     true
 }
 
-/// The id of `name` in a dictionary whose keys ascend ([`keys_ascend`]).
-fn find_ascending(metadata: &Metadata<'_>, name: &[u8]) -> Result<Option<u32>> {
-    let (mut lo, mut hi) = (0, metadata.len());
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match metadata.key_bytes(mid).map_err(codec_err)?.cmp(name) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Ok(Some(mid as u32)),
-        }
-    }
-    Ok(None)
-}
-
 /// An object level's shredded names as field ids of one cached dictionary.
 #[derive(Default)]
 struct ResolvedNames {
@@ -558,8 +544,8 @@ fn resolve_names<'r>(
     if names.generation != active.generation {
         names.ids.clear();
         for &f in by_name {
-            let id = find_ascending(metadata, fields[f].name().as_bytes())?;
-            names.ids.push(id.unwrap_or(ABSENT));
+            let id = metadata.find(fields[f].name()).map_err(codec_err)?;
+            names.ids.push(id.map_or(ABSENT, |id| id as u32));
         }
         names.generation = active.generation;
     }
