@@ -69,6 +69,7 @@ pub mod functions;
 pub mod json_files;
 pub mod listing;
 pub mod memory_pool;
+mod panics;
 pub mod parquet;
 pub mod plan_codec;
 mod register;

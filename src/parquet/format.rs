@@ -30,7 +30,7 @@ use parquet::encryption::decrypt::FileDecryptionProperties;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 
 use super::ShreddingOptions;
-use super::general::file_errors::{SkipFiles, in_file};
+use super::general::file_errors::{SkipFiles, decoding_panic, in_file};
 use super::general::interval::{holds_interval, without_interval_ranges};
 use super::general::logical_types::{
     ParquetColumnTypes, collect_logical_type_fixups, with_logical_type_fixups,
@@ -49,6 +49,7 @@ use super::variant_order::{
 use super::write::input_sample::sample_input;
 use super::write::sink::{VariantParquetSink, has_variant_column};
 use crate::arrow_nested::with_inner_fields_changed;
+use crate::panics::catch_async;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, has_unshredded_variant_shape, variant_extension_metadata,
 };
@@ -156,13 +157,20 @@ impl VariantParquetFormat {
             .with_binary_as_string(false)
             .with_force_view_types(false);
         let mut columns = VariantColumns::new();
-        match with_metadata.infer_schema(state, store, objects).await {
+        match catch_async(
+            with_metadata.infer_schema(state, store, objects),
+            decoding_panic,
+        )
+        .await
+        {
             Ok(schema) => collect_variant_columns(&schema, &mut columns),
             Err(_) => {
                 for object in objects {
-                    let schema = with_metadata
-                        .infer_schema(state, store, std::slice::from_ref(object))
-                        .await?;
+                    let schema = catch_async(
+                        with_metadata.infer_schema(state, store, std::slice::from_ref(object)),
+                        decoding_panic,
+                    )
+                    .await?;
                     collect_variant_columns(&schema, &mut columns);
                 }
             }
@@ -225,12 +233,12 @@ impl VariantParquetFormat {
     ) -> Option<Arc<ParquetMetaData>> {
         let decryption = self.file_decryption(state, &object.location).await.ok()?;
         let cache = state.runtime_env().cache_manager.get_file_metadata_cache();
-        DFParquetMetadata::new(store.as_ref(), object)
+        let footer = DFParquetMetadata::new(store.as_ref(), object)
             .with_decryption_properties(decryption)
             .with_metadata_size_hint(self.inner.metadata_size_hint())
             .with_file_metadata_cache(Some(cache))
-            .with_page_index_policy(Some(PageIndexPolicy::Skip))
-            .fetch_metadata()
+            .with_page_index_policy(Some(PageIndexPolicy::Skip));
+        catch_async(footer.fetch_metadata(), decoding_panic)
             .await
             .ok()
     }
@@ -300,7 +308,12 @@ impl FileFormat for VariantParquetFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
-        let schema = match self.inner.infer_schema(state, store, objects).await {
+        let schema = match catch_async(
+            self.inner.infer_schema(state, store, objects),
+            decoding_panic,
+        )
+        .await
+        {
             Ok(schema) => self.with_variants(state, store, objects, &schema).await?,
             // Files whose variant columns are shredded differently do not merge as they are,
             // nor do maps whose writers name their entries differently (arrow-rs `entries`,
@@ -313,7 +326,8 @@ impl FileFormat for VariantParquetFormat {
                 let mut schemas = Vec::with_capacity(objects.len());
                 for object in objects {
                     let one = std::slice::from_ref(object);
-                    let schema = match self.inner.infer_schema(state, store, one).await {
+                    let inferred = self.inner.infer_schema(state, store, one);
+                    let schema = match catch_async(inferred, decoding_panic).await {
                         Ok(schema) => schema,
                         Err(e) if skip.skips(&e).is_some() => {
                             log::warn!(
@@ -353,10 +367,8 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        let stats = self
-            .inner
-            .infer_stats(state, store, Arc::clone(&table_schema), object)
-            .await;
+        let stats = (self.inner).infer_stats(state, store, Arc::clone(&table_schema), object);
+        let stats = catch_async(stats, decoding_panic).await;
         let stats = match unknown_if_skipped(state, object, stats)? {
             Some(stats) => stats,
             None => return Ok(Statistics::new_unknown(&table_schema)),
@@ -371,10 +383,8 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Option<LexOrdering>> {
-        let ordering = self
-            .inner
-            .infer_ordering(state, store, Arc::clone(&table_schema), object)
-            .await?;
+        let ordering = (self.inner).infer_ordering(state, store, Arc::clone(&table_schema), object);
+        let ordering = catch_async(ordering, decoding_panic).await?;
         Ok(match ordering {
             Some(ordering) => Some(ordering),
             None => {
@@ -391,10 +401,9 @@ impl FileFormat for VariantParquetFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<FileMeta> {
-        let meta = self
-            .inner
-            .infer_stats_and_ordering(state, store, Arc::clone(&table_schema), object)
-            .await;
+        let meta =
+            (self.inner).infer_stats_and_ordering(state, store, Arc::clone(&table_schema), object);
+        let meta = catch_async(meta, decoding_panic).await;
         let Some(mut meta) = unknown_if_skipped(state, object, meta)? else {
             return Ok(FileMeta::new(Statistics::new_unknown(&table_schema)));
         };

@@ -136,15 +136,8 @@ pub fn logical_plan_from_bytes(bytes: &[u8], ctx: &TaskContext) -> Result<Logica
 
 /// `decode()`, with a panic inside it turned into an error.
 fn without_panics<T>(decode: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)).unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied())
-            .unwrap_or("a panic");
-        Err(DataFusionError::Internal(format!(
-            "cannot decode a plan: {why}"
-        )))
+    crate::panics::catch(decode, |why| {
+        DataFusionError::Internal(format!("cannot decode a plan: {why}"))
     })
 }
 

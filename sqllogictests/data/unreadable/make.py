@@ -11,6 +11,12 @@ Two more folders hold both good files and a file whose bytes are sound:
   file whose `n` no integer cast takes (the query's error, never a corrupt file);
 - bad_variant/bad_variant.parquet: ids 201-203 whose v is not a variant (value byte 0xFC, an
   unknown primitive type), written unshredded.
+Two folders hold both good files and a file on which the parquet and arrow-ipc crates (59.3)
+panic, which the scan turns into an error naming the file:
+- panic_page/bad_page_header.parquet: ids 201-203, v written first, unshredded and
+  uncompressed, byte 12 (in the page header of `v.metadata`) set to 0: the reader divides by it;
+- panic_schema/bad_arrow_schema.parquet: ids 301-303, character 37 of the footer's base64
+  ARROW:schema set to 'A': arrow-ipc panics decoding the schema.
 text_column/ holds numbers.parquet (ids 1-100, s = the id as text) and words.parquet (ids
 101-110, s = "w<id>"): plain text whose cast to INT fails, in a filter the reader evaluates.
 """
@@ -61,6 +67,41 @@ for folder, name, first, last, kwargs in [
     for g in ["good_0.parquet", "good_1.parquet"]:
         shutil.copy(g, os.path.join(folder, g))
     copy(first, last, os.path.join(folder, name), **kwargs)
+
+def with_panic(folder, name, first, last, damage, v_first=False, settings=""):
+    os.makedirs(folder, exist_ok=True)
+    for g in ["good_0.parquet", "good_1.parquet"]:
+        shutil.copy(g, os.path.join(folder, g))
+    columns = "v, id" if v_first else "id, v"
+    v = "parse_json('{\"n\":' || id || ',\"tag\":\"t' || (id % 7) || '\"}')"
+    sql = (
+        f"COPY (SELECT {columns} FROM (SELECT id, {v} AS v FROM generate_series({first}, {last}) "
+        f"AS s(id))) TO '{name}' STORED AS PARQUET {settings}"
+    )
+    subprocess.run([variant_sql, "-q", "--no-sample", "-c", sql], check=True, capture_output=True)
+    data = bytearray(open(name, "rb").read())
+    damage(data)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+    os.remove(name)
+
+
+def zero_byte_12(data):
+    data[12] = 0
+
+
+def arrow_schema_char_37(data):
+    key = b"ARROW:schema"
+    start = data.index(key) + len(key) + 3  # the key, then the value's type and length
+    data[start + 37] = ord("A")
+
+
+with_panic(
+    "panic_page", "bad_page_header.parquet", 201, 203, zero_byte_12, v_first=True,
+    settings="OPTIONS ('variant.shred.v' 'none', 'format.compression' 'uncompressed')",
+)
+with_panic("panic_schema", "bad_arrow_schema.parquet", 301, 303, arrow_schema_char_37)
+
 for g in ["good_0.parquet", "good_1.parquet"]:
     os.remove(g)
 

@@ -7,7 +7,9 @@
 //! `FileErrorMorselizer` wraps a scan's morselizer: a file's footer (planning) and its pages
 //! (the morsels' streams) both go through it. A file that fails after some of its rows came out
 //! keeps those rows, as in Spark (and so do other byte ranges of it read before the failure). Errors that are not the file's (the memory pool's, a
-//! cancellation, an internal error) are never skipped.
+//! cancellation, an internal error) are never skipped. A panic while reading a file (the parquet
+//! and arrow-ipc crates panic on some corrupt bytes) is such an error too ([`decoding_panic`]),
+//! never the process's end.
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -22,12 +24,14 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 
 use crate::functions::is_valid_variant::is_valid_variant_array;
+use crate::panics::{catch, panic_message};
 use crate::parquet::VariantConfig;
 use crate::variant_array::{
     INVALID_VARIANT_DEBUG, InvalidVariant, invalid_variant, is_variant_like,
 };
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::record_batch::RecordBatch;
+use std::panic::AssertUnwindSafe;
 
 /// Which unreadable files a scan skips rather than fails on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -155,6 +159,16 @@ pub fn in_file(file: &str, error: DataFusionError) -> DataFusionError {
     DataFusionError::Context(context, Box::new(error))
 }
 
+/// A panic while decoding a file, as the parquet crate's error: it names the file and counts
+/// as corrupt (`variant.ignore_corrupt_files` skips the file).
+pub(crate) fn decoding_panic(message: &str) -> DataFusionError {
+    DataFusionError::ParquetError(Box::new(
+        datafusion::parquet::errors::ParquetError::General(format!(
+            "decoding the file panicked: {message}"
+        )),
+    ))
+}
+
 /// The files one scan has skipped (by name), shared by its partitions: a file split into byte
 /// ranges is counted and logged once, and its other ranges stop at their next batch.
 #[derive(Debug, Default, Clone)]
@@ -235,7 +249,7 @@ impl Morselizer for FileErrorMorselizer {
             counters: self.counters.clone(),
             skipped: self.skipped.clone(),
         });
-        match self.inner.plan_file(file) {
+        match catch(|| self.inner.plan_file(file), decoding_panic) {
             Ok(inner) => Ok(Box::new(TrackedPlanner { inner, tracker })),
             Err(e) => tracker.fail(e).map(|()| Box::new(NothingToRead) as _),
         }
@@ -308,7 +322,7 @@ impl MorselPlanner for TrackedPlanner {
         if tracker.skipped() {
             return Ok(None);
         }
-        let mut plan = match inner.plan() {
+        let mut plan = match catch(|| inner.plan(), decoding_panic) {
             Ok(Some(plan)) => plan,
             Ok(None) => return Ok(None),
             Err(e) => return tracker.fail(e).map(|()| None),
@@ -336,7 +350,7 @@ impl MorselPlanner for TrackedPlanner {
         if let Some(pending) = plan.take_pending_planner() {
             let tracker = Arc::clone(&tracker);
             tracked.set_pending_planner(async move {
-                match pending.await {
+                match crate::panics::catch_async(pending, decoding_panic).await {
                     Ok(inner) => Ok(Box::new(TrackedPlanner { inner, tracker }) as _),
                     Err(e) => tracker.fail(e).map(|()| Box::new(NothingToRead) as _),
                 }
@@ -356,16 +370,24 @@ struct TrackedMorsel {
 impl Morsel for TrackedMorsel {
     fn into_stream(self: Box<Self>) -> BoxStream<'static, Result<RecordBatch>> {
         let tracker = self.tracker;
+        let inner = self.inner;
+        // a panic while decoding ends the stream with an error (`catch_unwind` yields no more)
+        let stream = match catch(|| Ok(inner.into_stream()), decoding_panic) {
+            Ok(stream) => AssertUnwindSafe(stream)
+                .catch_unwind()
+                .map(|item| {
+                    item.unwrap_or_else(|panic| Err(decoding_panic(panic_message(&*panic))))
+                })
+                .boxed(),
+            Err(e) => futures::stream::once(futures::future::ready(Err(e))).boxed(),
+        };
         if tracker.skip == SkipFiles::default() {
             // nothing is skipped (the options are off): errors are named, batches pass as they are
-            return self
-                .inner
-                .into_stream()
+            return stream
                 .map(move |item| item.map_err(|e| in_file(&tracker.name, e)))
                 .boxed();
         }
-        self.inner
-            .into_stream()
+        stream
             .scan((), move |(), item| {
                 // under `ignore_corrupt_files`, the variants read are checked here, where a value
                 // that is not one is still known to be this file's
