@@ -91,8 +91,8 @@ impl ShreddedRead {
     /// Plans reading `path` from a variant column whose file type is `file_type` (a shredded
     /// struct: `metadata`, `value` and/or `typed_value`), skipping the residual `value` leaves
     /// that `facts` (the file's statistics, when known) say hold nothing. None when the column
-    /// is not shredded or has a layout this reader does not plan (the caller then reads the
-    /// whole column).
+    /// is not shredded, has a layout this reader does not plan, or a leaf on the way has a
+    /// field named "" (the caller then reads the whole column).
     pub(crate) fn plan(
         file_type: &DataType,
         path: &VariantPath,
@@ -163,6 +163,11 @@ impl ShreddedRead {
             !read.steps.is_empty() && !read.leaves.iter().any(|leaf| leaf.starts_with(&prefix));
         if needs_metadata || read.leaves.is_empty() {
             read.leaves.push(vec!["metadata".to_string()]);
+        }
+        // a shredded field named "" (a valid key) cannot be named by `get_field`, which refuses
+        // empty names: such a read takes the whole column
+        if (read.field_leaves().iter()).any(|leaf| leaf.iter().any(String::is_empty)) {
+            return None;
         }
         Some(read)
     }

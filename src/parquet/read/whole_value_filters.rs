@@ -135,6 +135,9 @@ fn reads_into_scan(filter: &FilterExec) -> Result<Option<FilterExec>> {
     let rewritten = FilterExecBuilder::from(filter)
         .with_input(scan)
         .with_predicate(predicate)
+        // (`apply_projection` composes with the filter's own projection, which indexed the old
+        // input: cleared first, the new one is the whole output)
+        .apply_projection(None)?
         .apply_projection(Some(output))?
         .build()?;
     Ok(Some(rewritten))
