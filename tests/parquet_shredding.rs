@@ -353,6 +353,63 @@ async fn nested_variants_are_shredded_by_path() {
 
 /// A uuid shredding type (Rust API only: SQL has no uuid type name) is FIXED_LEN_BYTE_ARRAY(16)
 /// with the UUID logical type; times and nanosecond timestamps are INT64 with TIME / TIMESTAMP.
+/// Values nested 30 deep (arrays, objects), shredded automatically and by an explicit type:
+/// their Arrow schema nests past what the IPC verifier of Arrow readers accepts (64 tables), so
+/// the files go without the footer's ARROW:schema and read back by their Parquet schema, every
+/// value as written (before, the `COPY` wrote a file no Arrow reader could open). A Rust test on
+/// a thread of 64 MiB, not an slt file: a debug build handling types nested this deep overflows
+/// the 2 MiB stacks of test threads and tokio workers (release builds do not).
+#[test]
+fn values_shredded_30_deep_read_back() {
+    let thread = std::thread::Builder::new().stack_size(64 << 20).spawn(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(shred_30_deep_and_read_back());
+    });
+    thread.unwrap().join().unwrap();
+}
+
+async fn shred_30_deep_and_read_back() {
+    let dir = scratch("deep");
+    let ctx = session_context();
+    let arrays = format!("{}1{}", "[".repeat(30), "]".repeat(30));
+    let objects = format!("{}2{}", "{\"a\":".repeat(30), "}".repeat(30));
+    let typed = format!("{}3{}", "[".repeat(30), "]".repeat(30));
+    let array_type = format!("{}bigint{}", "array<".repeat(30), ">".repeat(30));
+    for (name, id, json, options) in [
+        ("arrays", 1, &arrays, String::new()),
+        ("objects", 2, &objects, String::new()),
+        (
+            "typed",
+            3,
+            &typed,
+            format!("OPTIONS ('variant.shred.v' '{array_type}')"),
+        ),
+    ] {
+        let copy = format!(
+            "COPY (SELECT {id} AS id, parse_json('{json}') AS v) TO '{}' STORED AS PARQUET {options}",
+            dir.join(format!("{name}.parquet")).display()
+        );
+        ctx.sql(&copy).await.unwrap().collect().await.unwrap();
+    }
+    let create = format!(
+        "CREATE EXTERNAL TABLE deep STORED AS PARQUET LOCATION '{}/'",
+        dir.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    let rows = to_json_rows(&ctx, "SELECT to_json(v) FROM deep ORDER BY id").await;
+    assert_eq!(rows, [arrays, objects, typed]);
+    let paths = format!(
+        "SELECT to_json(coalesce(try_variant_get(v, '${}', 'variant'), \
+         try_variant_get(v, '${}', 'variant'))) FROM deep ORDER BY id",
+        "[0]".repeat(30),
+        ".a".repeat(30)
+    );
+    assert_eq!(to_json_rows(&ctx, &paths).await, ["1", "2", "3"]);
+}
+
 #[tokio::test]
 async fn rust_only_shredding_types() {
     let dir = scratch("rust-types");

@@ -694,8 +694,13 @@ impl FileSetup {
         }
         if !options.global.skip_arrow_metadata {
             // as DataFusion's sink: the Arrow schema goes into the footer's key-value metadata,
-            // here with the shredded text read as string views (see `text_as_views`)
-            options.arrow_schema(&text_as_views(schema));
+            // here with the shredded text read as string views (see `text_as_views`), unless
+            // readers could not decode it
+            let arrow_schema = text_as_views(schema);
+            match arrow_schema_decodes(&arrow_schema) {
+                true => options.arrow_schema(&arrow_schema),
+                false => options.global.skip_arrow_metadata = true,
+            }
         }
         let properties = WriterPropertiesBuilder::try_from(&options)?.build();
         let converted = ArrowSchemaConverter::new()
@@ -781,6 +786,21 @@ const DATAFUSION_COMPRESSION: &str = "zstd(3)";
 /// 3% smaller than level 3 in 0.8x the time of the whole sorted `COPY` (the shredded leaves'
 /// pages are short runs that level 3's longer search does not pay off on), queries the same.
 pub const VARIANT_COMPRESSION: &str = "zstd(1)";
+
+/// Whether readers can decode `schema` from a footer's `ARROW:schema`: the IPC flatbuffer
+/// verifier (the parquet crate's, with its default limits) refuses a schema nested past 64
+/// tables, which a variant shredded about 30 levels deep reaches. A file whose schema does not
+/// decode is written without it; readers then go by its Parquet schema, whose VARIANT
+/// annotations mark the variant columns.
+fn arrow_schema_decodes(schema: &Schema) -> bool {
+    use datafusion::arrow::ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
+    let encoded = IpcDataGenerator::default().schema_to_bytes_with_dictionary_tracker(
+        schema,
+        &mut DictionaryTracker::new(true),
+        &IpcWriteOptions::default(),
+    );
+    datafusion::arrow::ipc::root_as_message(&encoded.ipc_message).is_ok()
+}
 
 /// `schema` with the shredded text of its variant columns (string `typed_value`s) as Utf8View:
 /// the Arrow schema the footer carries, which Arrow readers follow, so that reading a shredded
