@@ -577,7 +577,13 @@ pub struct VariantArrayBuilder {
     value_offsets: Vec<i32>,
     validity: Vec<bool>,
     any_null: bool,
+    /// Re-encodes the parts [`Self::append_part`] gives a dictionary of their own.
+    parts: Option<Box<VariantBuilder>>,
 }
+
+/// A part of a variant ([`VariantArrayBuilder::append_part`]) keeps the whole's dictionary when
+/// that is at most this many bytes, or at most twice the part's size.
+const SHARED_DICTIONARY_BYTES: usize = 256;
 
 impl VariantArrayBuilder {
     /// A builder with room for `rows` rows.
@@ -599,7 +605,35 @@ impl VariantArrayBuilder {
             value_offsets,
             validity: Vec::with_capacity(rows),
             any_null: false,
+            parts: None,
         }
+    }
+
+    /// Appends a part of a larger variant (an object's field, an array's element, a path's
+    /// value) whose `metadata` is the whole's and `value` exactly the part's bytes. A dictionary
+    /// large beside the part (past 256 bytes and twice the part's size) is not copied: the part
+    /// is written again with a dictionary of its own keys. So exploding an object of n keys
+    /// costs its size, not n times its dictionary.
+    pub fn append_part(&mut self, metadata: &[u8], value: &[u8]) -> Result<(), VariantError> {
+        if metadata.len() <= SHARED_DICTIONARY_BYTES.max(2 * value.len()) {
+            self.append(metadata, value);
+            return Ok(());
+        }
+        if value.first().is_some_and(|header| header & 0x03 < 2) {
+            // a primitive or a short string uses no key
+            self.append(crate::codec::EMPTY_METADATA, value);
+            return Ok(());
+        }
+        let mut part = self.parts.take().unwrap_or_default();
+        part.reset();
+        let written = part
+            .append_variant(Variant::try_new(metadata, value)?)
+            .and_then(|()| part.finish());
+        if written.is_ok() {
+            self.append(part.metadata(), part.value());
+        }
+        self.parts = Some(part);
+        written
     }
 
     /// Appends a variant from raw bytes.

@@ -334,14 +334,9 @@ impl TypedBuilder {
                     .and_then(|s| std::str::from_utf8(s).ok())
                     .map(|s| b.append_value(s))
             }
-            TypedBuilder::Variant(b) => {
-                if let Ok(size) = crate::codec::value_size(value) {
-                    b.append(metadata, &value[..size]);
-                    Some(())
-                } else {
-                    None
-                }
-            }
+            TypedBuilder::Variant(b) => crate::codec::value_size(value)
+                .ok()
+                .and_then(|size| b.append_part(metadata, &value[..size]).ok()),
             _ => None,
         };
         match done {
@@ -359,7 +354,7 @@ impl TypedBuilder {
     pub fn append(&mut self, v: Variant<'_>, opts: &CastOptions) -> Result<bool> {
         if let TypedBuilder::Variant(b) = self {
             let value = v.exact_value_bytes().map_err(|e| codec(opts.function, e))?;
-            b.append(v.metadata().bytes(), value);
+            (b.append_part(v.metadata().bytes(), value)).map_err(|e| codec(opts.function, e))?;
             return Ok(true);
         }
         let value = v.get().map_err(|e| codec(opts.function, e))?;
@@ -776,7 +771,7 @@ fn to_timestamp(v: &Value<'_>, tz: &SessionTimeZone) -> Option<i64> {
         Value::TimestampNanos(t) => Some(t.div_euclid(1000)),
         Value::TimestampNtz(t) => local_to_utc(t, tz),
         Value::TimestampNtzNanos(t) => local_to_utc(t.div_euclid(1000), tz),
-        Value::Date(d) => local_to_utc((d as i64) * MICROS_PER_DAY, tz),
+        Value::Date(d) => local_to_utc((d as i64).checked_mul(MICROS_PER_DAY)?, tz),
         Value::String(s) => parse_timestamp(s, tz),
         Value::Double(d) => {
             let m = d * MICROS_PER_SECOND as f64;

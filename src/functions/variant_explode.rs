@@ -102,7 +102,8 @@ fn explode_list_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
                         pos.append_value(k as i32);
                         keys.append_value(object.key(k).map_err(codec)?);
                         let field = object.value(k).map_err(codec)?;
-                        values.append(metadata, field.exact_value_bytes().map_err(codec)?);
+                        let field = field.exact_value_bytes().map_err(codec)?;
+                        values.append_part(metadata, field).map_err(codec)?;
                     }
                 }
                 Value::Array(elements) => {
@@ -110,10 +111,8 @@ fn explode_list_array(function: &str, array: &ArrayRef) -> Result<ArrayRef> {
                     for (k, e) in elements.iter().enumerate() {
                         pos.append_value(k as i32);
                         keys.append_null();
-                        values.append(
-                            metadata,
-                            e.map_err(codec)?.exact_value_bytes().map_err(codec)?,
-                        );
+                        let element = e.map_err(codec)?.exact_value_bytes().map_err(codec)?;
+                        values.append_part(metadata, element).map_err(codec)?;
                     }
                 }
                 _ => {}
