@@ -184,8 +184,9 @@ fn small_value() -> impl Strategy<Value = V> {
         any::<i8>().prop_map(V::I8),
         any::<i64>().prop_map(V::I64),
         any::<f64>().prop_map(|f| V::Double(F64(f))),
-        (any::<i32>(), 0u8..=38).prop_map(|(u, s)| V::D4(u, s)),
-        (any::<i128>(), 0u8..=38).prop_map(|(u, s)| V::D16(u, s)),
+        // (valid decimals: digits and scale within the width's precision, 9 or 38)
+        (-999_999_999..=999_999_999i32, 0u8..=9).prop_map(|(u, s)| V::D4(u, s)),
+        (-(10i128.pow(38) - 1)..=10i128.pow(38) - 1, 0u8..=38).prop_map(|(u, s)| V::D16(u, s)),
         any::<i32>().prop_map(V::Date),
         any::<i64>().prop_map(V::Ts),
         any::<i64>().prop_map(V::TsNanos),
@@ -449,19 +450,28 @@ fn corrupt_primitives() {
     )));
     // Short string longer than the bytes.
     assert!(is_malformed(validate(EMPTY_META, &[(10 << 2) | 1, b'a'])));
-    // Decimal scale 39 (all widths); 38 is fine.
-    for (id, width) in [(8u8, 4usize), (9, 8), (10, 16)] {
-        let mut v = vec![id << 2, 39];
+    // A decimal's scale and digits within its width's precision (9, 18, 38: the specification's
+    // decimal table, Spark's checkDecimal): one more of either is malformed.
+    for (id, width, max) in [(8u8, 4usize, 9u8), (9, 8, 18), (10, 16, 38)] {
+        let mut v = vec![id << 2, max + 1];
         v.extend(std::iter::repeat_n(0, width));
         v[2] = 1;
         assert!(is_malformed(validate(EMPTY_META, &v)), "decimal id {id}");
         assert!(json(EMPTY_META, &v).is_err());
-        v[1] = 38;
+        v[1] = max;
         assert_eq!(validate(EMPTY_META, &v), Ok(()));
-        assert_eq!(
-            json(EMPTY_META, &v).unwrap(),
-            format!("0.{}1", "0".repeat(37))
-        );
+        let zeros = "0".repeat(max as usize - 1);
+        assert_eq!(json(EMPTY_META, &v).unwrap(), format!("0.{zeros}1"));
+        // 10^max - 1 (max digits) is fine, 10^max (one more digit) is not
+        let mut digits = |unscaled: i128| {
+            v[1] = 0;
+            v[2..].copy_from_slice(&unscaled.to_le_bytes()[..width]);
+            validate(EMPTY_META, &v)
+        };
+        let limit = 10i128.pow(u32::from(max));
+        assert_eq!(digits(limit - 1), Ok(()), "decimal id {id}");
+        assert_eq!(digits(-(limit - 1)), Ok(()), "decimal id {id}");
+        assert!(is_malformed(digits(limit)), "decimal id {id}");
     }
     // Truncated fixed-size primitives, UUID included (arrow-rs 59.3.2 panics on that one).
     for (id, size) in [

@@ -8,7 +8,7 @@ use super::format::{
 };
 use super::raw::{RawKeys, RawLayout, Unreadable, raw_int, raw_uint};
 use super::validate::DEFAULT_MAX_DEPTH;
-use super::value::{ArrayView, ObjectView, Value, Variant, value_size};
+use super::value::{ArrayView, ObjectView, Value, Variant, decimal_fits, value_size};
 use super::value::{basic_type, primitive};
 
 /// Appends the JSON text of `v` to `out`: keys in stored order, no whitespace, decimals without
@@ -258,17 +258,18 @@ fn write_raw_primitive(
             };
             let bytes = fixed(1 + width)?;
             let scale = bytes[0];
-            if scale > 38 {
-                // The checked decoder reports it.
-                return Err(Unreadable);
-            }
             let mut unscaled = [0u8; 16];
             unscaled[..width].copy_from_slice(&bytes[1..]);
             // Sign-extend the little-endian two's complement value to 16 bytes.
             if bytes[width] & 0x80 != 0 {
                 unscaled[width..].fill(0xFF);
             }
-            write_decimal(out, i128::from_le_bytes(unscaled), scale);
+            let unscaled = i128::from_le_bytes(unscaled);
+            if !decimal_fits(width, unscaled, scale) {
+                // The checked decoder reports it.
+                return Err(Unreadable);
+            }
+            write_decimal(out, unscaled, scale);
             Ok(2 + width)
         }
         _ => {

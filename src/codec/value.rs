@@ -363,9 +363,18 @@ impl<'a> Variant<'a> {
                 INT32 => Value::Int32(i32::from_le_bytes(read_array(v, 1)?)),
                 INT64 => Value::Int64(i64::from_le_bytes(read_array(v, 1)?)),
                 DOUBLE => Value::Double(f64::from_le_bytes(read_array(v, 1)?)),
-                DECIMAL4 => Value::Decimal4(i32::from_le_bytes(read_array(v, 2)?), scale(v)?),
-                DECIMAL8 => Value::Decimal8(i64::from_le_bytes(read_array(v, 2)?), scale(v)?),
-                DECIMAL16 => Value::Decimal16(i128::from_le_bytes(read_array(v, 2)?), scale(v)?),
+                DECIMAL4 => {
+                    let unscaled = i32::from_le_bytes(read_array(v, 2)?);
+                    Value::Decimal4(unscaled, decimal_scale(v, unscaled.into(), 4)?)
+                }
+                DECIMAL8 => {
+                    let unscaled = i64::from_le_bytes(read_array(v, 2)?);
+                    Value::Decimal8(unscaled, decimal_scale(v, unscaled.into(), 8)?)
+                }
+                DECIMAL16 => {
+                    let unscaled = i128::from_le_bytes(read_array(v, 2)?);
+                    Value::Decimal16(unscaled, decimal_scale(v, unscaled, 16)?)
+                }
                 DATE => Value::Date(i32::from_le_bytes(read_array(v, 1)?)),
                 TIMESTAMP => Value::Timestamp(i64::from_le_bytes(read_array(v, 1)?)),
                 TIMESTAMP_NTZ => Value::TimestampNtz(i64::from_le_bytes(read_array(v, 1)?)),
@@ -384,13 +393,38 @@ impl<'a> Variant<'a> {
     }
 }
 
+/// The scale of the decimal of `width` bytes (4, 8 or 16) in `v`, whose unscaled value is
+/// `unscaled`: malformed when its digits or its scale exceed the width's precision (9, 18, 38),
+/// as Spark's `checkDecimal` holds.
 #[inline]
-fn scale(v: &[u8]) -> Result<u8> {
-    let s = read_array::<1>(v, 1)?[0];
-    if s > 38 {
-        return malformed(format!("decimal scale {s} is larger than 38"));
+fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
+    let scale = read_array::<1>(v, 1)?[0];
+    if !decimal_fits(width, unscaled, scale) {
+        let digits = crate::codec::builder::decimal_digits(unscaled);
+        let max = max_decimal_precision(width);
+        return malformed(format!(
+            "decimal{width} with {digits} digits and scale {scale} exceeds its precision {max}"
+        ));
     }
-    Ok(s)
+    Ok(scale)
+}
+
+/// The most digits a decimal of `width` bytes holds: 9, 18 or 38.
+fn max_decimal_precision(width: usize) -> u32 {
+    match width {
+        4 => 9,
+        8 => 18,
+        _ => 38,
+    }
+}
+
+/// Whether a decimal of `width` bytes (4, 8 or 16) with this unscaled value and scale is within
+/// the width's precision, in digits and in scale (the specification's decimal table; Spark
+/// reads anything wider as a malformed variant).
+#[inline]
+pub(crate) fn decimal_fits(width: usize, unscaled: i128, scale: u8) -> bool {
+    let max = max_decimal_precision(width);
+    u32::from(scale) <= max && unscaled.unsigned_abs() < 10u128.pow(max)
 }
 
 #[inline]

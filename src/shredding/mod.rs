@@ -28,6 +28,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::common::{DataFusionError, Result};
 
+use crate::cast::numeric::digits as decimal_digits;
 use crate::codec::{Metadata, Value, Variant, VariantBuilder};
 use crate::variant_array::{VariantArrayBuilder, VariantColumn};
 
@@ -443,6 +444,8 @@ fn decimal(b: &mut VariantBuilder, unscaled: i128, precision: u8, scale: i8) -> 
         )));
     }
     let scale = scale as u8;
+    // a value wider than its column's precision (a corrupt file) keeps all its digits
+    let precision = u32::from(precision).max(decimal_digits(unscaled));
     if precision <= 9 {
         b.decimal4(unscaled as i32, scale);
     } else if precision <= 18 {

@@ -25,6 +25,7 @@ use datafusion::common::Result;
 
 use super::{codec_err, stack_checked_every_few_levels};
 use crate::arrow_nested::grown_offset;
+use crate::cast::numeric::digits as decimal_digits;
 use crate::codec::bytes::reserve_at_sample_rate;
 use crate::codec::format::write_json_bytes;
 use crate::codec::raw::{RawKeys, RawLayout};
@@ -160,6 +161,8 @@ impl<'a> Primitive<'a> {
             out.extend_from_slice(data);
         }
         fn decimal(out: &mut Vec<u8>, unscaled: i128, precision: u8, scale: u8) {
+            // a value wider than its column's precision (a corrupt file) keeps all its digits
+            let precision = u32::from(precision).max(decimal_digits(unscaled));
             if precision <= 9 {
                 out.extend_from_slice(&[primitive::DECIMAL4 << 2, scale]);
                 out.extend_from_slice(&(unscaled as i32).to_le_bytes());
