@@ -595,6 +595,11 @@ fn shred_fields(
             keys.push(key(j)?);
         }
         order.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+        // an object with a key twice is not a variant: shredding would keep one of them
+        if let Some(pair) = order.windows(2).find(|p| keys[p[0]] == keys[p[1]]) {
+            let key = String::from_utf8_lossy(keys[pair[0]]).into_owned();
+            return Err(codec_err(VariantError::DuplicateKey(key)));
+        }
     }
     let at = |j: usize| if sorted { j } else { order[j] };
     // field `j` (in key order) against the name at `by_name[r]`; `None`: the name is absent
@@ -1382,6 +1387,28 @@ mod tests {
             assert_eq!(typed(a).as_primitive::<Int64Type>().value(i), 1);
             assert_eq!(typed(b).as_primitive::<Int64Type>().value(i), 2);
             assert!(s.column_by_name("value").unwrap().is_null(i));
+        }
+    }
+
+    #[test]
+    fn an_object_with_a_key_twice_is_an_error() {
+        // the dictionary holds "a" twice (ids 0 and 1); the object {a: 1, a: 2} uses both, or id
+        // 0 twice: shredding would keep one of the two values
+        let metadata = [0x01, 2, 0, 1, 2, b'a', b'a'];
+        let data = [0x0C, 1, 0x0C, 2]; // int8 1, int8 2
+        for ids in [[0, 1], [0, 0]] {
+            let mut value = vec![];
+            write_object(&mut value, &data, &[(ids[0], 0..2), (ids[1], 2..4)]);
+            let mut out = VariantArrayBuilder::with_capacity(1);
+            out.append(&metadata, &value);
+            let input = out.finish().unwrap();
+            for ty in ["struct<a bigint>", "struct<b bigint>"] {
+                let error = shred_variant(&input, &parse_target_type(ty).unwrap()).unwrap_err();
+                assert!(
+                    error.to_string().contains(r#"duplicate object key "a""#),
+                    "{ids:?} {ty}: {error}"
+                );
+            }
         }
     }
 
