@@ -320,7 +320,12 @@ pub async fn run(args: Args) -> Result<()> {
     let mut options = PrintOptions {
         format: args.format.into(),
         quiet: args.quiet,
-        maxrows: args.maxrows,
+        // `--maxrows` is the table format's: datafusion-cli's loop would also cut CSV and TSV
+        // output after that many rows (rounded up to a batch)
+        maxrows: match args.format {
+            OutputFormat::Table => args.maxrows,
+            _ => MaxRows::Unlimited,
+        },
         color: args.color,
         instrumented_registry: registry,
     };

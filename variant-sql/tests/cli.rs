@@ -95,6 +95,36 @@ fn csv_and_tsv_print_variants_as_quoted_json() {
 }
 
 #[test]
+fn csv_and_tsv_print_every_row() {
+    // `--maxrows` (40 by default) limits the table format only; 100,000 rows span many batches
+    for format in ["csv", "tsv"] {
+        let out = ok(&[
+            "--format",
+            format,
+            "-c",
+            "SELECT value FROM generate_series(1, 100000)",
+        ]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 100_001, "{format}");
+        assert_eq!(
+            (lines[0], lines[1], lines[100_000]),
+            ("value", "1", "100000")
+        );
+    }
+    // and the table format still stops at --maxrows
+    let out = ok(&[
+        "--maxrows",
+        "5",
+        "-c",
+        "SELECT value FROM generate_series(1, 100000)",
+    ]);
+    assert!(
+        out.contains("| 5     |") && !out.contains("| 6     |"),
+        "{out}"
+    );
+}
+
+#[test]
 fn json_embeds_variants_as_values() {
     let out = ok(&["--format", "json", "-c", FIRST_TWO]);
     let rows: Value = serde_json::from_str(&out).expect(&out);
