@@ -8,7 +8,7 @@
 //! (the morsels' streams) both go through it. A file that fails after some of its rows came out
 //! keeps those rows, as in Spark (and so do other byte ranges of it read before the failure). Errors that are not the file's (the memory pool's, a
 //! cancellation, an internal error) are never skipped. A panic while reading a file (the parquet
-//! and arrow-ipc crates panic on some corrupt bytes) is such an error too ([`decoding_panic`]),
+//! and arrow-ipc crates panic on some corrupt bytes) is such an error too (`decoding_panic`),
 //! never the process's end.
 use std::collections::HashSet;
 use std::fmt;
