@@ -400,7 +400,10 @@ impl<'a> Variant<'a> {
 fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
     let scale = read_array::<1>(v, 1)?[0];
     if !decimal_fits(width, unscaled, scale) {
-        let digits = crate::codec::builder::decimal_digits(unscaled);
+        let digits = unscaled
+            .unsigned_abs()
+            .checked_ilog10()
+            .map_or(1, |log| log + 1);
         let max = max_decimal_precision(width);
         return malformed(format!(
             "decimal{width} with {digits} digits and scale {scale} exceeds its precision {max}"
