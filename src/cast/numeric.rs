@@ -8,10 +8,7 @@ pub(crate) fn pow10(n: u32) -> i128 {
     10i128.pow(n)
 }
 
-/// Number of decimal digits of `|v|` (1 for 0).
-pub(crate) fn digits(v: i128) -> u32 {
-    v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1)
-}
+pub(crate) use crate::codec::decimal_digits as digits;
 
 /// Divides by `10^shift` rounding half away from zero (HALF_UP).
 fn div_half_up(v: i128, shift: u32) -> i128 {

@@ -2,7 +2,7 @@
 use super::bytes::{covering_word, push_short, width_for, write_uint};
 use super::error::{Result, VariantError};
 use super::validate::DEFAULT_MAX_DEPTH;
-use super::value::{Value, Variant, basic_type, primitive};
+use super::value::{Value, Variant, basic_type, decimal_digits, primitive};
 
 /// Global keys kept across rows before the dictionary starts afresh (bounds memory when keys
 /// never repeat, e.g. objects used as maps).
@@ -980,15 +980,6 @@ fn sort_fields(pairs: &mut [(u32, u32)]) -> std::result::Result<(), u32> {
     match pairs.windows(2).find(|w| w[0].0 == w[1].0) {
         Some(w) => Err(w[0].0),
         None => Ok(()),
-    }
-}
-
-/// Number of decimal digits of `|v|` (1 for 0).
-pub(crate) fn decimal_digits(v: i128) -> u32 {
-    let u = v.unsigned_abs();
-    match u64::try_from(u) {
-        Ok(small) => small.checked_ilog10().map_or(1, |log| log + 1),
-        Err(_) => u.ilog10() + 1,
     }
 }
 

@@ -400,11 +400,8 @@ impl<'a> Variant<'a> {
 fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
     let scale = read_array::<1>(v, 1)?[0];
     if !decimal_fits(width, unscaled, scale) {
-        let digits = unscaled
-            .unsigned_abs()
-            .checked_ilog10()
-            .map_or(1, |log| log + 1);
-        let max = max_decimal_precision(width);
+        let digits = decimal_digits(unscaled);
+        let (max, _) = decimal_precision(width);
         return malformed(format!(
             "decimal{width} with {digits} digits and scale {scale} exceeds its precision {max}"
         ));
@@ -412,12 +409,13 @@ fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
     Ok(scale)
 }
 
-/// The most digits a decimal of `width` bytes holds: 9, 18 or 38.
-fn max_decimal_precision(width: usize) -> u32 {
+/// The most digits a decimal of `width` bytes holds (9, 18 or 38), and 10 to that power.
+#[inline]
+fn decimal_precision(width: usize) -> (u8, u128) {
     match width {
-        4 => 9,
-        8 => 18,
-        _ => 38,
+        4 => (9, 10u128.pow(9)),
+        8 => (18, 10u128.pow(18)),
+        _ => (38, 10u128.pow(38)),
     }
 }
 
@@ -426,8 +424,17 @@ fn max_decimal_precision(width: usize) -> u32 {
 /// reads anything wider as a malformed variant).
 #[inline]
 pub(crate) fn decimal_fits(width: usize, unscaled: i128, scale: u8) -> bool {
-    let max = max_decimal_precision(width);
-    u32::from(scale) <= max && unscaled.unsigned_abs() < 10u128.pow(max)
+    let (max, bound) = decimal_precision(width);
+    scale <= max && unscaled.unsigned_abs() < bound
+}
+
+/// Number of decimal digits of `|v|` (1 for 0).
+pub(crate) fn decimal_digits(v: i128) -> u32 {
+    let u = v.unsigned_abs();
+    match u64::try_from(u) {
+        Ok(small) => small.checked_ilog10().map_or(1, |log| log + 1),
+        Err(_) => u.ilog10() + 1,
+    }
 }
 
 #[inline]

@@ -28,7 +28,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::common::{DataFusionError, Result};
 
-use crate::cast::numeric::digits as decimal_digits;
+use crate::codec::decimal_digits;
 use crate::codec::{Metadata, Value, Variant, VariantBuilder};
 use crate::variant_array::{VariantArrayBuilder, VariantColumn};
 

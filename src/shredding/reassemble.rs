@@ -25,8 +25,8 @@ use datafusion::common::Result;
 
 use super::{codec_err, stack_checked_every_few_levels};
 use crate::arrow_nested::grown_offset;
-use crate::cast::numeric::digits as decimal_digits;
 use crate::codec::bytes::reserve_at_sample_rate;
+use crate::codec::decimal_digits;
 use crate::codec::format::write_json_bytes;
 use crate::codec::raw::{RawKeys, RawLayout};
 use crate::codec::{

@@ -24,7 +24,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 
 use crate::functions::is_valid_variant::is_valid_variant_array;
-use crate::panics::{catch, panic_message};
+use crate::panics::{catch, catch_async, panic_message};
 use crate::parquet::VariantConfig;
 use crate::variant_array::{
     INVALID_VARIANT_DEBUG, InvalidVariant, invalid_variant, is_variant_like,
@@ -350,7 +350,7 @@ impl MorselPlanner for TrackedPlanner {
         if let Some(pending) = plan.take_pending_planner() {
             let tracker = Arc::clone(&tracker);
             tracked.set_pending_planner(async move {
-                match crate::panics::catch_async(pending, decoding_panic).await {
+                match catch_async(pending, decoding_panic).await {
                     Ok(inner) => Ok(Box::new(TrackedPlanner { inner, tracker }) as _),
                     Err(e) => tracker.fail(e).map(|()| Box::new(NothingToRead) as _),
                 }
