@@ -593,3 +593,51 @@ async fn corrupt_plan_bytes_are_errors() {
     let table = codec.try_decode_table_provider(&[1], &name, schema, &receiver);
     assert!(table.is_err());
 }
+
+/// `payload` as a length-delimited protobuf field `field`.
+fn length_delimited(field: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = vec![];
+    prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, &mut out);
+    prost::encoding::encode_varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+#[test]
+fn scans_nested_in_scans_are_refused_before_the_stack_runs_out() {
+    use datafusion_proto::protobuf::{
+        EmptyExecNode, PhysicalExtensionNode, PhysicalPlanNode, Schema,
+        physical_plan_node::PhysicalPlanType,
+    };
+    use prost::Message;
+    // our scan node embeds its file scan as plan bytes of their own, so each level is decoded
+    // afresh (prost's depth limit restarts there): a thousand scans each in the next, a few
+    // kilobytes, must be an error, not a stack overflow that aborts the process
+    let mut plan = PhysicalPlanNode {
+        physical_plan_type: Some(PhysicalPlanType::Empty(EmptyExecNode {
+            schema: Some(Schema::default()),
+            partitions: 1,
+        })),
+    }
+    .encode_to_vec();
+    for _ in 0..1000 {
+        // tag 1 (ours), then VariantPlanNode { scan: VariantScanNode { scan: plan } }
+        let mut node = vec![1];
+        node.extend(length_delimited(1, &length_delimited(1, &plan)));
+        plan = PhysicalPlanNode {
+            physical_plan_type: Some(PhysicalPlanType::Extension(PhysicalExtensionNode {
+                node,
+                inputs: vec![],
+            })),
+        }
+        .encode_to_vec();
+    }
+    let receiver = session_context().task_ctx();
+    let error = physical_plan_from_bytes(&plan, &receiver)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("its variant plan nodes nest more than 8 deep"),
+        "{error}"
+    );
+}

@@ -141,6 +141,43 @@ fn without_panics<T>(decode: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
+/// How deep our plan nodes may nest in one another's embedded plans. A plan we encode nests
+/// them at most three deep (a staged sink holding a sink; a scan holding its file scan); each
+/// embedded plan is decoded afresh, so `prost`'s own depth limit restarts in it, and without
+/// this bound a plan of a few kilobytes could nest deep enough to overflow the stack of the
+/// thread that decodes it (a worker's, which would abort).
+const MAX_NESTED_NODES: usize = 8;
+
+thread_local! {
+    /// How many of our plan nodes this thread is decoding, one inside another.
+    static NESTED_NODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One of our plan nodes being decoded, counted in [`NESTED_NODES`] while it lives.
+struct NestedDecode;
+
+impl NestedDecode {
+    /// Counts one more node, or refuses it past [`MAX_NESTED_NODES`].
+    fn enter() -> Result<Self> {
+        NESTED_NODES.with(|nested| {
+            if nested.get() >= MAX_NESTED_NODES {
+                return Err(corrupt(
+                    "a plan",
+                    format!("its variant plan nodes nest more than {MAX_NESTED_NODES} deep"),
+                ));
+            }
+            nested.set(nested.get() + 1);
+            Ok(NestedDecode)
+        })
+    }
+}
+
+impl Drop for NestedDecode {
+    fn drop(&mut self) {
+        NESTED_NODES.with(|nested| nested.set(nested.get() - 1));
+    }
+}
+
 /// A `datafusion-proto` error for bytes that do not decode.
 fn corrupt(what: &str, e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Internal(format!("cannot decode {what}: {e}"))
@@ -900,6 +937,7 @@ impl PhysicalExtensionCodec for VariantPhysicalCodec {
             }
             _ => return internal_err!("cannot decode a plan node: unknown tag"),
         };
+        let _nested = NestedDecode::enter()?;
         let node = VariantPlanNode::decode(buf).map_err(|e| corrupt("a variant plan node", e))?;
         let input = || match inputs {
             [input] => Ok(Arc::clone(input)),
