@@ -2,8 +2,9 @@
 //! (cargo feature `distributed`): what the coordinator's and every worker's session need of ours
 //! ([`variant_session_state`]), workers at network addresses ([`workers`]: the list, the
 //! channels, the two sessions), who may call a worker and over what ([`auth`]: the cluster's
-//! token, TLS), and EXPLAIN of the distributed plan ([`explain_distributed`]).
+//! token, TLS), a worker's calls checked before it takes them ([`checked_calls`]), and EXPLAIN of the distributed plan ([`explain_distributed`]).
 pub mod auth;
+pub mod checked_calls;
 mod explain;
 pub mod workers;
 

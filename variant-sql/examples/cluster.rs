@@ -21,6 +21,7 @@ use datafusion_distributed::{
     DistributedExt, SessionStateBuilderExt, Worker, WorkerQueryContext, WorkerResolver,
     display_plan_ascii,
 };
+use datafusion_parquet_variant::distributed::checked_calls::checked_calls;
 use datafusion_parquet_variant::distributed::variant_session_state;
 use tonic::transport::Server;
 use url::Url;
@@ -65,7 +66,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         let address = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
         tokio::spawn(
             Server::builder()
-                .add_service(worker.into_worker_server())
+                .add_service(checked_calls(worker.into_worker_server()))
                 .serve(address),
         );
     }

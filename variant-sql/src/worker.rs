@@ -17,6 +17,7 @@ use crate::object_stores::EnvObjectStoreRegistry;
 use datafusion_parquet_variant::distributed::auth::{
     WorkerSecurity, WorkerToken, authenticated, check_listen, server_tls,
 };
+use datafusion_parquet_variant::distributed::checked_calls::checked_calls;
 use datafusion_parquet_variant::distributed::workers::{
     KEEP_ALIVE, WorkerChannels, worker_session_state,
 };
@@ -85,6 +86,10 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     if let Some(ca) = &args.tls_ca {
         security = security.with_ca_file(ca)?;
     }
+    if args.tls_cert.is_some() {
+        // a worker its coordinator calls over TLS sends the token to its peers so too
+        security = security.tls_only();
+    }
     let channels = WorkerChannels::with_security(security);
     let worker = Worker::from_session_builder(move |mut ctx: WorkerQueryContext| {
         log_task(&mut ctx);
@@ -144,7 +149,10 @@ pub async fn run_worker(args: WorkerArgs) -> Result<()> {
     let server = server
         .http2_keepalive_interval(Some(KEEP_ALIVE))
         .http2_keepalive_timeout(Some(KEEP_ALIVE))
-        .add_service(authenticated(worker.into_worker_server(), token))
+        .add_service(authenticated(
+            checked_calls(worker.into_worker_server()),
+            token,
+        ))
         .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)));
     tokio::select! {
         served = server => served.map_err(|e| DataFusionError::External(Box::new(e)))?,
