@@ -199,12 +199,13 @@ fn install_crypto_provider() {
 }
 
 /// What a coordinator (or a worker, to its peers) sends to workers and trusts of them: the
-/// cluster's token, and the CA that `https://` workers' certificates must chain to (the
-/// system's roots where none is given).
+/// cluster's token, the CA that `https://` workers' certificates must chain to (the system's
+/// roots where none is given), and whether every worker must be called over TLS.
 #[derive(Clone, Debug, Default)]
 pub struct WorkerSecurity {
     token: Option<WorkerToken>,
     ca: Option<Arc<[u8]>>,
+    tls_only: bool,
 }
 
 impl WorkerSecurity {
@@ -214,9 +215,18 @@ impl WorkerSecurity {
         self
     }
 
-    /// Trusts the CA certificates of `pem` (PEM text) for `https://` workers.
+    /// Trusts the CA certificates of `pem` (PEM text) for `https://` workers, and calls workers
+    /// over TLS only ([`WorkerSecurity::tls_only`]): a cluster given a CA is a TLS cluster.
     pub fn with_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
         self.ca = Some(pem.into().into());
+        self.tls_only()
+    }
+
+    /// Calls workers over TLS only: an `http://` worker (one a plan names, on a worker) is an
+    /// error, not a worker the token goes to in clear. A worker that serves TLS reads from its
+    /// peers so.
+    pub fn tls_only(mut self) -> Self {
+        self.tls_only = true;
         self
     }
 
@@ -228,9 +238,25 @@ impl WorkerSecurity {
     }
 
     /// `endpoint` (to the worker at `url`) with TLS where `url` is `https://`. A token sent in
-    /// clear beyond loopback is warned of.
+    /// clear beyond loopback is warned of; a URL of another scheme (a worker's peers come from
+    /// the plans it is sent), or `http://` where TLS is required, is an error.
     pub(crate) fn secured(&self, url: &Url, endpoint: Endpoint) -> Result<Endpoint> {
-        if url.scheme() != "https" {
+        match url.scheme() {
+            "https" => {}
+            "http" if self.tls_only => {
+                return Err(config(&format!(
+                    "{url} is plain HTTP/2, but this cluster's workers are called over TLS (a CA \
+                     was given, or this worker serves TLS): call it https://"
+                )));
+            }
+            "http" => {}
+            other => {
+                return Err(config(&format!(
+                    "{url}: a worker is called http:// or https://, not {other}://"
+                )));
+            }
+        }
+        if url.scheme() == "http" {
             if self.token.is_some() && !is_loopback(url) {
                 log::warn!(
                     "the cluster's token goes to {url} in clear (plain HTTP/2): anyone on the \
@@ -341,6 +367,47 @@ mod tests {
         let token = WorkerToken::new("abc").unwrap();
         assert_eq!(format!("{token:?}"), "WorkerToken(..)");
         assert!(token.header().unwrap().is_sensitive());
+    }
+
+    #[test]
+    fn workers_are_called_http_or_https_and_https_only_in_a_tls_cluster() {
+        let endpoint = |url: &Url| Endpoint::from_shared(url.to_string()).unwrap();
+        let plain: Url = "http://10.0.0.1:50051".parse().unwrap();
+        let tls: Url = "https://10.0.0.1:50051".parse().unwrap();
+        let token = WorkerToken::new("t").ok();
+        let open = WorkerSecurity::default().with_token(token.clone());
+        assert!(open.secured(&plain, endpoint(&plain)).is_ok());
+        assert!(open.secured(&tls, endpoint(&tls)).is_ok());
+        for other in ["unix:///tmp/worker.sock", "ftp://10.0.0.1:50051"] {
+            let url: Url = other.parse().unwrap();
+            let error = open
+                .secured(&url, endpoint(&plain))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("a worker is called http:// or https://, not"),
+                "{error}"
+            );
+        }
+        for tls_cluster in [
+            open.clone().tls_only(),
+            WorkerSecurity::default()
+                .with_ca_file(Path::new(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/data/tls/ca.pem"
+                )))
+                .unwrap(),
+        ] {
+            let error = tls_cluster
+                .secured(&plain, endpoint(&plain))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("http://10.0.0.1:50051/ is plain HTTP/2, but this cluster's"),
+                "{error}"
+            );
+            assert!(tls_cluster.secured(&tls, endpoint(&tls)).is_ok());
+        }
     }
 
     #[test]

@@ -403,6 +403,23 @@ fn workers_admit_only_their_coordinator() {
         &[],
     ));
     assert!(error.contains("worker http://127.0.0.1:"), "{error}");
+    // a coordinator given a CA calls its workers over TLS only: an http:// worker is an error,
+    // not a worker the token goes to in clear
+    let error = failed(run(
+        vec![
+            "--workers",
+            &format!("{},{}", first.address, second.address),
+            "--worker-token-file",
+            token_arg,
+            "--worker-ca",
+            &ca,
+        ],
+        &[],
+    ));
+    assert!(
+        error.contains("is plain HTTP/2, but this cluster's workers are called over TLS"),
+        "{error}"
+    );
     drop((first, second));
 
     // beyond loopback: only with a token, or told --insecure
