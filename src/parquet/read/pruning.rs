@@ -11,7 +11,8 @@
 //!   be is the leaf's own `value`;
 //! - that `value` holds nothing in the row group (its null count is the row count). Otherwise
 //!   some rows' answers (a number written as text, say) are not in the leaf's statistics, and
-//!   the row group's statistics are unknown.
+//!   the row group's statistics are unknown;
+//! - the leaf is not a float: Parquet's statistics leave NaN out of a float's range.
 //!
 //! The answers the scan reads follow the same rules (`shredded_get.rs`), so a skipped row group
 //! has no row the predicate would keep.
@@ -343,7 +344,12 @@ fn path_leaf<'a>(
             | (DataType::Utf8, DataType::Utf8View)
             | (DataType::Utf8View, DataType::Utf8)
     );
-    if leaf.data_type().is_nested() || (leaf.data_type() != &path.data_type && !widening) {
+    // a float leaf's statistics leave NaN out (the Parquet spec's rule for writers), so its
+    // range does not bound a row group's answers: `v:x::double > 1.0` keeps a NaN
+    if leaf.data_type().is_nested()
+        || leaf.data_type().is_floating()
+        || (leaf.data_type() != &path.data_type && !widening)
+    {
         return None;
     }
     let descr = metadata.file_metadata().schema_descr();
