@@ -53,6 +53,30 @@ pub struct VariantSortKey {
     pub descending: bool,
     /// Nulls before the values rather than after.
     pub nulls_first: bool,
+    /// The session time zone the key was computed in (`UTC` where none was set), for a target
+    /// whose values depend on it ([`depends_on_time_zone`]: a timestamp's text, date or local
+    /// time); None for the others. A scan in another time zone takes no order from such a key.
+    pub time_zone: Option<String>,
+}
+
+/// Whether `variant_get` to `target` may answer differently in another session time zone: a
+/// timestamp's text, date and local time are the session's, a local time read as an instant is
+/// read in it. Numbers, booleans and binary are the same everywhere.
+pub fn depends_on_time_zone(target: &DataType) -> bool {
+    !(target.is_numeric()
+        || matches!(
+            target,
+            DataType::Boolean | DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        ))
+}
+
+/// The session time zone of `config` as a key records it: `UTC` where none is set.
+fn session_time_zone(config: &ConfigOptions) -> String {
+    config
+        .execution
+        .time_zone
+        .clone()
+        .unwrap_or_else(|| "UTC".to_string())
 }
 
 /// `keys` as the JSON text stored under [`ORDER_KEY`].
@@ -60,13 +84,17 @@ pub fn encode(keys: &[VariantSortKey]) -> String {
     let keys: Vec<serde_json::Value> = keys
         .iter()
         .map(|k| {
-            serde_json::json!({
+            let mut key = serde_json::json!({
                 "column": k.column,
                 "path": k.path,
                 "type": k.target,
                 "descending": k.descending,
                 "nulls_first": k.nulls_first,
-            })
+            });
+            if let Some(time_zone) = &k.time_zone {
+                key["time_zone"] = serde_json::Value::from(time_zone.as_str());
+            }
+            key
         })
         .collect();
     serde_json::Value::Array(keys).to_string()
@@ -88,6 +116,10 @@ pub fn decode(text: &str) -> Option<Vec<VariantSortKey>> {
                 target: text("type")?,
                 descending: flag("descending")?,
                 nulls_first: flag("nulls_first")?,
+                time_zone: match k.get("time_zone") {
+                    None => None,
+                    Some(zone) => Some(zone.as_str()?.to_string()),
+                },
             })
         })
         .collect::<Option<Vec<_>>>()
@@ -151,7 +183,7 @@ pub fn sorted_by_variant_paths(input: &Arc<dyn ExecutionPlan>) -> Vec<VariantSor
     let base = base.schema();
     (ordering.iter().zip(keys))
         .map_while(|(sort, key)| {
-            let (variant, path, target) = typed_get(&key?)?;
+            let (variant, path, target, call_time_zone) = typed_get(&key?)?;
             let index = variant.downcast_ref::<Column>()?.index();
             // the sink's column that is this base column, unchanged, and a variant
             let sink_column = columns.iter().position(|c| {
@@ -161,12 +193,16 @@ pub fn sorted_by_variant_paths(input: &Arc<dyn ExecutionPlan>) -> Vec<VariantSor
             })?;
             let field = schema.field(sink_column);
             (is_variant_field(field) && is_variant_field(base.field(index))).then(|| {
+                let time_zone = parse_target_type(&target)
+                    .is_ok_and(|t| depends_on_time_zone(&t))
+                    .then_some(call_time_zone);
                 VariantSortKey {
                     column: field.name().clone(),
                     path,
                     target,
                     descending: sort.options.descending,
                     nulls_first: sort.options.nulls_first,
+                    time_zone,
                 }
             })
         })
@@ -199,8 +235,8 @@ fn through(
 
 /// The variant argument, path and target type of a typed `variant_get` call with literal path
 /// and type, as written or as the analyzer defers it (`variant_get_checked(variant_get_deferred
-/// (..))`); None for any other expression.
-fn typed_get(expr: &Arc<dyn PhysicalExpr>) -> Option<(Arc<dyn PhysicalExpr>, String, String)> {
+/// (..))`), with the session time zone it runs in; None for any other expression.
+fn typed_get(expr: &Arc<dyn PhysicalExpr>) -> Option<TypedGet> {
     let mut call = expr.downcast_ref::<ScalarFunctionExpr>()?;
     let checked = call
         .fun()
@@ -219,8 +255,13 @@ fn typed_get(expr: &Arc<dyn PhysicalExpr>) -> Option<(Arc<dyn PhysicalExpr>, Str
     };
     let (path, target) = (literal_text(path)?, literal_text(target)?);
     let data_type = parse_target_type(&target).ok()?;
-    (data_type != variant_data_type()).then(|| (Arc::clone(variant), path, target))
+    let time_zone = session_time_zone(call.config_options());
+    (data_type != variant_data_type()).then(|| (Arc::clone(variant), path, target, time_zone))
 }
+
+/// What [`typed_get`] finds: the variant, path, target type and the session time zone the
+/// call runs in.
+type TypedGet = (Arc<dyn PhysicalExpr>, String, String, String);
 
 fn literal_text(expr: &Arc<dyn PhysicalExpr>) -> Option<String> {
     match expr.downcast_ref::<Literal>()?.value() {
@@ -229,17 +270,25 @@ fn literal_text(expr: &Arc<dyn PhysicalExpr>) -> Option<String> {
     }
 }
 
-/// The order `keys` state, over `schema` (a table's): `variant_get(column, path, type)` per
-/// key, up to the first whose column is not a variant column of `schema` or whose path or type
-/// does not parse. None when the first does not.
+/// The order `keys` state, over `schema` (a table's) in a session of `config`:
+/// `variant_get(column, path, type)` per key, up to the first whose column is not a variant
+/// column of `schema`, whose path or type does not parse, or whose values depend on the session
+/// time zone and were not computed in this session's. None when the first is such a key.
 pub fn file_ordering(
     keys: &[VariantSortKey],
     schema: &Schema,
     config: &Arc<ConfigOptions>,
 ) -> Option<LexOrdering> {
+    let reading_in = session_time_zone(config);
     let exprs = keys.iter().map_while(|key| {
         let index = schema.index_of(&key.column).ok()?;
         if !is_variant_field(schema.field(index)) {
+            return None;
+        }
+        // (a file of an older version states no zone for such a key: its order is not known)
+        if depends_on_time_zone(&parse_target_type(&key.target).ok()?)
+            && key.time_zone.as_deref() != Some(reading_in.as_str())
+        {
             return None;
         }
         let column: Arc<dyn PhysicalExpr> = Arc::new(Column::new(&key.column, index));
@@ -281,14 +330,20 @@ fn get_call(
     Some(Arc::new(call))
 }
 
-/// `orderings` (a scan's, over `schema`), each followed by the same order in the checked forms
-/// queries read its typed `variant_get` keys in (the type as written, and as a cast names it),
-/// up to its first key of another kind. Orderings without such a key are left alone.
+/// `orderings` (a scan's, over `schema`, in a session of `config`), each up to its first key
+/// computed in another time zone than the session's where its values depend on it (a file's
+/// order is inferred once and cached by the table, whatever zone later queries run in), and
+/// followed by the same order in the checked forms queries read its typed `variant_get` keys in
+/// (the type as written, and as a cast names it), up to its first key of another kind.
+/// Orderings without such a key are left alone.
 pub(crate) fn with_read_forms(
     orderings: Vec<LexOrdering>,
     schema: &Schema,
     config: &Arc<ConfigOptions>,
 ) -> Vec<LexOrdering> {
+    let orderings: Vec<LexOrdering> = (orderings.into_iter())
+        .filter_map(|ordering| in_time_zone(ordering, config))
+        .collect();
     let mut out = orderings.clone();
     for ordering in &orderings {
         for cast_name in [false, true] {
@@ -307,6 +362,22 @@ pub(crate) fn with_read_forms(
         }
     }
     out
+}
+
+/// `ordering` up to its first typed `variant_get` key whose values depend on the session time
+/// zone and whose call runs in another zone than `config`'s; None when that is the first key.
+fn in_time_zone(ordering: LexOrdering, config: &ConfigOptions) -> Option<LexOrdering> {
+    let zone = session_time_zone(config);
+    let keys = ordering
+        .iter()
+        .take_while(|key| match typed_get(&key.expr) {
+            Some((_, _, target, computed_in)) => {
+                computed_in == zone
+                    || !parse_target_type(&target).is_ok_and(|t| depends_on_time_zone(&t))
+            }
+            None => true,
+        });
+    LexOrdering::new(keys.cloned())
 }
 
 /// `variant_get_checked(variant_get_deferred(v, path, type))` for `expr`, a typed
@@ -328,7 +399,7 @@ fn checked_form(
     {
         return None;
     }
-    let (variant, path, target) = typed_get(expr)?;
+    let (variant, path, target, _) = typed_get(expr)?;
     let target = if cast_name {
         // as `sql::cast_rewrite` names the type of a cast (`v:did::string`)
         match parse_target_type(&target).ok()? {
@@ -359,16 +430,52 @@ mod tests {
             target: target.into(),
             descending,
             nulls_first: descending,
+            time_zone: None,
         }
     }
 
     #[test]
     fn keys_round_trip_through_the_footer_text() {
-        let keys = vec![
-            key("$.kind", "STRING_VIEW", false),
-            key(r#"$['a "b"'].c[0]"#, "BIGINT", true),
-        ];
+        let mut text = key("$.kind", "STRING_VIEW", false);
+        text.time_zone = Some("America/New_York".into());
+        let keys = vec![text, key(r#"$['a "b"'].c[0]"#, "BIGINT", true)];
         assert_eq!(decode(&encode(&keys)), Some(keys));
+    }
+
+    #[test]
+    fn keys_that_depend_on_the_time_zone_order_scans_in_their_zone_only() {
+        let schema = Schema::new(vec![crate::variant_array::variant_field("v", true)]);
+        let mut text = key("$.t", "STRING_VIEW", false);
+        text.time_zone = Some("UTC".into());
+        let keys = vec![key("$.id", "BIGINT", false), text];
+        let ordered = |time_zone: Option<&str>, keys: &[VariantSortKey]| {
+            let mut config = ConfigOptions::default();
+            config.execution.time_zone = time_zone.map(str::to_string);
+            file_ordering(keys, &schema, &Arc::new(config)).map_or(0, |o| o.len())
+        };
+        assert_eq!(ordered(None, &keys), 2);
+        assert_eq!(ordered(Some("UTC"), &keys), 2);
+        // in New York the text of a timestamp is another text: only the number orders the scan
+        assert_eq!(ordered(Some("America/New_York"), &keys), 1);
+        // an older file's text key states no zone
+        let mut unstated = keys.clone();
+        unstated[1].time_zone = None;
+        assert_eq!(ordered(None, &unstated), 1);
+        assert_eq!(ordered(None, &unstated[1..]), 0);
+        for (target, depends) in [
+            ("BIGINT", false),
+            ("DOUBLE", false),
+            ("DECIMAL(10, 2)", false),
+            ("BOOLEAN", false),
+            ("BINARY", false),
+            ("STRING", true),
+            ("DATE", true),
+            ("TIMESTAMP", true),
+            ("TIMESTAMP_NTZ", true),
+        ] {
+            let data_type = parse_target_type(target).unwrap();
+            assert_eq!(depends_on_time_zone(&data_type), depends, "{target}");
+        }
     }
 
     #[test]
