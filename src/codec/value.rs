@@ -381,7 +381,7 @@ impl<'a> Variant<'a> {
                 FLOAT => Value::Float(f32::from_le_bytes(read_array(v, 1)?)),
                 BINARY => Value::Binary(long_bytes(v)?),
                 STRING => Value::String(utf8(long_bytes(v)?)?),
-                TIME => Value::Time(i64::from_le_bytes(read_array(v, 1)?)),
+                TIME => Value::Time(time_of_day(i64::from_le_bytes(read_array(v, 1)?))?),
                 TIMESTAMP_NANOS => Value::TimestampNanos(i64::from_le_bytes(read_array(v, 1)?)),
                 TIMESTAMP_NTZ_NANOS => {
                     Value::TimestampNtzNanos(i64::from_le_bytes(read_array(v, 1)?))
@@ -407,6 +407,19 @@ fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
         ));
     }
     Ok(scale)
+}
+
+/// The microseconds since midnight of a TIME: malformed outside a day (`[0, 86,400,000,000)`),
+/// as DuckDB reads it; the value would otherwise print as another time of day.
+#[inline]
+fn time_of_day(micros: i64) -> Result<i64> {
+    const MICROS_PER_DAY: i64 = 86_400_000_000;
+    if !(0..MICROS_PER_DAY).contains(&micros) {
+        return malformed(format!(
+            "a time of {micros} microseconds after midnight is outside a day"
+        ));
+    }
+    Ok(micros)
 }
 
 /// The most digits a decimal of `width` bytes holds (9, 18 or 38), and 10 to that power.

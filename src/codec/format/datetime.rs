@@ -94,8 +94,8 @@ fn write_time_of_day(out: &mut Vec<u8>, second_of_day: u32, nanos: u32) {
 }
 
 /// Appends a time of day given in microseconds since midnight as HH:mm:ss with the fraction
-/// trimmed of trailing zeros ("12:34:56.123456", "12:34:56.78", "00:00:00"). Values outside
-/// one day (invalid data) are wrapped into it rather than rejected.
+/// trimmed of trailing zeros ("12:34:56.123456", "12:34:56.78", "00:00:00"). Decoding refuses
+/// a variant TIME outside one day; other values outside it are wrapped into it.
 pub fn write_time_micros(out: &mut Vec<u8>, micros: i64) {
     let micros = micros.rem_euclid(SECONDS_PER_DAY * 1_000_000);
     let second_of_day = (micros / 1_000_000) as u32;
