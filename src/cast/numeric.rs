@@ -2,6 +2,7 @@
 //! to integers, HALF_UP rounding to decimals, Spark's string parsing.
 use crate::codec::Value;
 use crate::codec::format::POW10;
+use crate::codec::format::write_java_double;
 
 /// `10^n` for n in 0..=38.
 pub(crate) fn pow10(n: u32) -> i128 {
@@ -150,20 +151,19 @@ pub(crate) fn parse_decimal(s: &str, precision: u8, scale: u8) -> Option<i128> {
     round_digits(neg, &digits, exp, precision, scale)
 }
 
-/// A double to decimal(p, s) through its shortest text (as Spark's `BigDecimal(d)`), HALF_UP.
+/// A double to decimal(p, s) through its text as Java's `Double.toString` writes it (Spark's
+/// `BigDecimal(d)` is `new BigDecimal(Double.toString(d))`), HALF_UP. Where two shortest texts
+/// are equally near the double, Java's is not always the one Rust's formatting picks:
+/// 123456789012345.625 is `1.2345678901234562E14` in Java, so decimal(20, 3) is ..345.620.
 pub(crate) fn double_to_decimal(d: f64, precision: u8, scale: u8) -> Option<i128> {
     if !d.is_finite() {
         return None;
     }
-    let mut buf = ryu_like(d);
-    if buf.starts_with('-') && d == 0.0 {
-        buf.remove(0);
-    }
-    parse_decimal(&buf, precision, scale)
-}
-
-fn ryu_like(d: f64) -> String {
-    format!("{d:e}")
+    let mut text = Vec::with_capacity(24);
+    write_java_double(&mut text, d.abs());
+    let text = std::str::from_utf8(&text).ok()?;
+    let unscaled = parse_decimal(text, precision, scale)?;
+    Some(if d < 0.0 { -unscaled } else { unscaled })
 }
 
 /// Spark's string to boolean: t/true/y/yes/1 and f/false/n/no/0, any case, trimmed.
@@ -229,6 +229,15 @@ mod tests {
         assert_eq!(double_to_decimal(-0.0, 5, 2), Some(0));
         assert_eq!(double_to_decimal(1e20, 38, 0), Some(100000000000000000000));
         assert_eq!(double_to_decimal(f64::NAN, 5, 2), None);
+        // halfway at the 17th digit: Java's text (..345.62), not the other shortest one (..63)
+        assert_eq!(
+            double_to_decimal(123456789012345.0 + 0.625, 20, 3),
+            Some(123456789012345620)
+        );
+        assert_eq!(
+            double_to_decimal(-(263166374340585.0 + 0.125), 38, 10),
+            Some(-2631663743405851200000000)
+        );
         assert_eq!(decimal_to_f64(15, 1), 1.5);
         // Just above the midpoint of 1 and 1 + 2^-23: rounds up once, not to even twice.
         assert_eq!(decimal_to_f32(10000000596046447753906251, 25), 1.0000001);

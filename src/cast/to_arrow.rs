@@ -699,11 +699,12 @@ pub(super) fn to_int(v: &Value<'_>) -> Option<i64> {
     }
 }
 
+/// `d` truncated to an i64, as Spark's ANSI cast checks it: the range test is done in doubles,
+/// where i64::MAX is 2^63, so 2^63 itself passes and saturates to i64::MAX.
 fn f64_to_i64(d: f64) -> Option<i64> {
+    const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
     let t = d.trunc();
-    (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0)
-        .contains(&t)
-        .then_some(t as i64)
+    (-TWO_TO_63..=TWO_TO_63).contains(&t).then_some(t as i64)
 }
 
 pub(super) fn to_f64(v: &Value<'_>) -> Option<f64> {
@@ -745,6 +746,8 @@ fn to_decimal(v: &Value<'_>, precision: u8, scale: u8) -> Option<i128> {
         Value::Double(d) => double_to_decimal(d, precision, scale),
         Value::Float(f) => double_to_decimal(f as f64, precision, scale),
         Value::String(s) => parse_decimal(s, precision, scale),
+        // (Spark: the seconds since the epoch as a double, then to the decimal)
+        Value::Timestamp(_) => double_to_decimal(to_f64(v)?, precision, scale),
         _ => {
             let (u, s) = exact_decimal(v)?;
             rescale(u, s, precision, scale)
@@ -773,10 +776,7 @@ fn to_timestamp(v: &Value<'_>, tz: &SessionTimeZone) -> Option<i64> {
         Value::TimestampNtzNanos(t) => local_to_utc(t.div_euclid(1000), tz),
         Value::Date(d) => local_to_utc((d as i64).checked_mul(MICROS_PER_DAY)?, tz),
         Value::String(s) => parse_timestamp(s, tz),
-        Value::Double(d) => {
-            let m = d * MICROS_PER_SECOND as f64;
-            (m.is_finite() && m.abs() < 9.2e18).then_some(m as i64)
-        }
+        Value::Double(d) => f64_to_i64(d * MICROS_PER_SECOND as f64),
         Value::Float(f) => to_timestamp(&Value::Double(f as f64), tz),
         Value::Boolean(_) => None,
         _ => {
