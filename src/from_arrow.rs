@@ -460,11 +460,17 @@ impl<'a> ArrowToVariant<'a> {
                     b.timestamp_ntz_nanos(a.value(row))
                 }
             }
-            Node::Time32Second(a) => b.time_micros(i64::from(a.value(row)) * 1_000_000),
-            Node::Time32Millisecond(a) => b.time_micros(i64::from(a.value(row)) * 1_000),
-            Node::Time64Microsecond(a) => b.time_micros(a.value(row)),
+            Node::Time32Second(a) => {
+                b.time_micros(time_of_day(f, i64::from(a.value(row)) * 1_000_000)?)
+            }
+            Node::Time32Millisecond(a) => {
+                b.time_micros(time_of_day(f, i64::from(a.value(row)) * 1_000)?)
+            }
+            Node::Time64Microsecond(a) => b.time_micros(time_of_day(f, a.value(row))?),
             // VARIANT times have microsecond precision: nanoseconds are truncated.
-            Node::Time64Nanosecond(a) => b.time_micros(a.value(row).div_euclid(1_000)),
+            Node::Time64Nanosecond(a) => {
+                b.time_micros(time_of_day(f, a.value(row).div_euclid(1_000))?)
+            }
             Node::List(offsets, child) => {
                 let (start, end) = offsets.range(row);
                 b.begin_array();
@@ -543,6 +549,16 @@ fn decimal(
         b.decimal16(unscaled, scale);
     }
     Ok(())
+}
+
+/// `micros` since midnight, within one day as a variant TIME must be (Arrow's times are not
+/// checked: one outside a day would make a malformed variant).
+fn time_of_day(function: &str, micros: i64) -> Result<i64> {
+    const MICROS_PER_DAY: i64 = 86_400_000_000;
+    if !(0..MICROS_PER_DAY).contains(&micros) {
+        return exec_err!("{function}: the time of {micros} microseconds is outside a day");
+    }
+    Ok(micros)
 }
 
 fn timestamp_micros(

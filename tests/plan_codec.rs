@@ -604,38 +604,53 @@ fn length_delimited(field: u32, payload: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn scans_nested_in_scans_are_refused_before_the_stack_runs_out() {
+fn plans_nested_in_our_nodes_are_refused_before_the_stack_runs_out() {
     use datafusion_proto::protobuf::{
         EmptyExecNode, PhysicalExtensionNode, PhysicalPlanNode, Schema,
         physical_plan_node::PhysicalPlanType,
     };
     use prost::Message;
-    // our scan node embeds its file scan as plan bytes of their own, so each level is decoded
-    // afresh (prost's depth limit restarts there): a thousand scans each in the next, a few
-    // kilobytes, must be an error, not a stack overflow that aborts the process
-    let mut plan = PhysicalPlanNode {
+    // our nodes embed plans as bytes of their own, so each level is decoded afresh (prost's
+    // depth limit restarts there): a thousand levels, a few kilobytes, must be an error, not a
+    // stack overflow that aborts the process
+    let empty = PhysicalPlanNode {
         physical_plan_type: Some(PhysicalPlanType::Empty(EmptyExecNode {
             schema: Some(Schema::default()),
             partitions: 1,
         })),
-    }
-    .encode_to_vec();
-    for _ in 0..1000 {
-        // tag 1 (ours), then VariantPlanNode { scan: VariantScanNode { scan: plan } }
-        let mut node = vec![1];
-        node.extend(length_delimited(1, &length_delimited(1, &plan)));
-        plan = PhysicalPlanNode {
+    };
+    // `kind` (the field of VariantPlanNode: 1 a scan, 2 a staged sink) holding `plan` as its
+    // first field (VariantScanNode.scan, StagedSinkNode.inner), over `inputs`
+    let ours = |kind: u32, plan: &[u8], inputs: Vec<PhysicalPlanNode>| {
+        let mut node = vec![1]; // (the tag of our codec's nodes)
+        node.extend(length_delimited(kind, &length_delimited(1, plan)));
+        PhysicalPlanNode {
             physical_plan_type: Some(PhysicalPlanType::Extension(PhysicalExtensionNode {
                 node,
-                inputs: vec![],
+                inputs,
             })),
         }
-        .encode_to_vec();
-    }
+        .encode_to_vec()
+    };
     let receiver = session_context().task_ctx();
-    let error = physical_plan_from_bytes(&plan, &receiver)
-        .unwrap_err()
-        .to_string();
+    let decode = |plan: &[u8]| {
+        physical_plan_from_bytes(plan, &receiver)
+            .unwrap_err()
+            .to_string()
+    };
+    // a scan embeds a Parquet file scan and nothing else: refused before it is decoded
+    let mut plan = empty.encode_to_vec();
+    for _ in 0..1000 {
+        plan = ours(1, &plan, vec![]);
+    }
+    let error = decode(&plan);
+    assert!(error.contains("it embeds no Parquet file scan"), "{error}");
+    // a staged sink embeds a plan of any kind: at most 8 of our nodes one in another
+    let mut plan = empty.encode_to_vec();
+    for _ in 0..1000 {
+        plan = ours(2, &plan, vec![empty.clone()]);
+    }
+    let error = decode(&plan);
     assert!(
         error.contains("its variant plan nodes nest more than 8 deep"),
         "{error}"

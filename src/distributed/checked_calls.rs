@@ -3,22 +3,29 @@
 //!
 //! datafusion-distributed 4.0 trusts the sizes a call declares: `ExecuteTask` allocates room for
 //! `target_partition_end - target_partition_start` streams before it compares the range with
-//! the plan, and a `CoordinatorChannel`'s plan makes a channel for each partition its work-unit
-//! feeds declare. A call from a token holder saying 2^58 partitions aborted the worker (the
-//! allocation failed), and every query on it with it. The check reads those fields (the gRPC
-//! frame's message, decoded here with only the fields it needs) and refuses a call that declares
-//! more than [`MAX_PARTITIONS_PER_CALL`] partitions; the worker then sees the same bytes.
+//! the plan, and builds the broadcast or repartition its producer head names with the
+//! partitions the head gives; a `CoordinatorChannel`'s plan makes a channel for each partition
+//! its work-unit feeds declare. A call from a token holder saying 2^58 partitions aborted the
+//! worker (the allocation failed), and every query on it with it. The check reads those fields
+//! (the gRPC frame's message, decoded here with only the fields it needs) and refuses a call
+//! that declares more than [`MAX_PARTITIONS_PER_CALL`] partitions; the worker then sees the same
+//! bytes. The partitions of the plan's own nodes are checked once it is decoded
+//! ([`check_plan_partitions`], run by the worker's plan rewrite handler).
 //!
 //! A panic while the worker handles a call (datafusion-proto's decoding of some corrupt plans
 //! panics) is answered `Internal`, saying so, instead of resetting the stream, which the caller
 //! would take for a worker gone.
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BytesMut};
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::common::{Result, plan_err};
+use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt, stream};
-use http_body_util::{BodyExt, BodyStream, Limited, StreamBody};
+use http_body_util::{BodyExt, BodyStream, Full, Limited, StreamBody};
 use tonic::Status;
 use tonic::body::Body;
 use tonic::server::NamedService;
@@ -60,9 +67,9 @@ where
 {
     type Response = http::Response<Body>;
     type Error = S::Error;
-    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+    type Future = BoxFuture<'static, std::result::Result<Self::Response, Self::Error>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
@@ -88,7 +95,7 @@ where
 }
 
 /// `request`, with the same body, or why it is refused.
-async fn checked(request: http::Request<Body>) -> Result<http::Request<Body>, Status> {
+async fn checked(request: http::Request<Body>) -> std::result::Result<http::Request<Body>, Status> {
     match request.uri().path() {
         "/worker.WorkerService/ExecuteTask" => {
             let (parts, body) = request.into_parts();
@@ -100,7 +107,10 @@ async fn checked(request: http::Request<Body>) -> Result<http::Request<Body>, St
             if let FirstFrame::Message(message) = first_frame(&bytes) {
                 check_execute_task(message)?;
             }
-            Ok(http::Request::from_parts(parts, Body::new(full(bytes))))
+            Ok(http::Request::from_parts(
+                parts,
+                Body::new(Full::new(bytes)),
+            ))
         }
         "/worker.WorkerService/CoordinatorChannel" => {
             let (parts, mut body) = request.into_parts();
@@ -129,11 +139,6 @@ async fn checked(request: http::Request<Body>) -> Result<http::Request<Body>, St
     }
 }
 
-/// A body of `bytes`.
-fn full(bytes: Bytes) -> http_body_util::Full<Bytes> {
-    http_body_util::Full::new(bytes)
-}
-
 /// What the bytes a call's body began with hold of its first gRPC frame.
 enum FirstFrame<'a> {
     /// Not all of it yet.
@@ -160,13 +165,32 @@ fn first_frame(bytes: &[u8]) -> FirstFrame<'_> {
         .map_or(FirstFrame::Incomplete, FirstFrame::Message)
 }
 
-/// The fields of an `ExecuteTaskRequest` (worker.proto) that size what the worker allocates.
+/// The fields of an `ExecuteTaskRequest` (worker.proto) that size what the worker allocates:
+/// the partition range, and the producer head's partitions (its oneof's two members that have
+/// any, read as the optional messages they are on the wire).
 #[derive(Clone, PartialEq, prost::Message)]
 struct PartitionRange {
     #[prost(uint64, tag = "2")]
     start: u64,
     #[prost(uint64, tag = "3")]
     end: u64,
+    #[prost(message, optional, tag = "7")]
+    broadcast: Option<BroadcastHead>,
+    #[prost(message, optional, tag = "8")]
+    repartition: Option<RepartitionHead>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct BroadcastHead {
+    #[prost(uint64, tag = "1")]
+    output_partitions: u64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct RepartitionHead {
+    /// A `datafusion.Partitioning`, encoded.
+    #[prost(bytes = "vec", tag = "1")]
+    partitioning: Vec<u8>,
 }
 
 /// A `CoordinatorToWorkerMsg` (worker.proto), down to what sizes the worker's allocations: its
@@ -189,24 +213,67 @@ struct FeedDeclaration {
     partitions: u64,
 }
 
-/// Refuses an `ExecuteTask` whose partition range is reversed or too wide. A message that does
-/// not decode is left to the worker, which refuses it.
-fn check_execute_task(message: &[u8]) -> Result<(), Status> {
+/// Refuses an `ExecuteTask` whose partition range is reversed or too wide, or whose producer
+/// head has too many partitions. A message that does not decode is left to the worker, which
+/// refuses it.
+fn check_execute_task(message: &[u8]) -> std::result::Result<(), Status> {
     let Ok(range) = <PartitionRange as prost::Message>::decode(message) else {
         return Ok(());
     };
-    match range.end.checked_sub(range.start) {
-        Some(count) if count <= MAX_PARTITIONS_PER_CALL => Ok(()),
-        _ => Err(Status::invalid_argument(format!(
+    if range
+        .end
+        .checked_sub(range.start)
+        .is_none_or(|count| count > MAX_PARTITIONS_PER_CALL)
+    {
+        return Err(Status::invalid_argument(format!(
             "an ExecuteTask call for partitions {}..{}: a call may ask for at most \
              {MAX_PARTITIONS_PER_CALL} partitions, in order",
             range.start, range.end
+        )));
+    }
+    let head = match (&range.broadcast, &range.repartition) {
+        (Some(broadcast), _) => Some(broadcast.output_partitions),
+        (None, Some(repartition)) => {
+            use datafusion_proto::protobuf::{Partitioning, partitioning::PartitionMethod};
+            let partitioning = <Partitioning as prost::Message>::decode(&*repartition.partitioning);
+            match partitioning.ok().and_then(|p| p.partition_method) {
+                Some(PartitionMethod::RoundRobin(count) | PartitionMethod::Unknown(count)) => {
+                    Some(count)
+                }
+                Some(PartitionMethod::Hash(hash)) => Some(hash.partition_count),
+                _ => None,
+            }
+        }
+        (None, None) => None,
+    };
+    match head {
+        Some(count) if count > MAX_PARTITIONS_PER_CALL => Err(Status::invalid_argument(format!(
+            "an ExecuteTask call whose producer head has {count} partitions: at most \
+             {MAX_PARTITIONS_PER_CALL}"
         ))),
+        _ => Ok(()),
     }
 }
 
+/// Refuses a decoded plan with a node of more than [`MAX_PARTITIONS_PER_CALL`] partitions (a
+/// repartition of 2^58 would make a channel for each when it runs).
+pub fn check_plan_partitions(plan: &Arc<dyn ExecutionPlan>) -> Result<()> {
+    plan.apply(|node| {
+        let count = node.output_partitioning().partition_count();
+        if count as u64 > MAX_PARTITIONS_PER_CALL {
+            return plan_err!(
+                "{} with {count} partitions: a plan's nodes may have at most \
+                 {MAX_PARTITIONS_PER_CALL}",
+                node.name()
+            );
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .map(|_| ())
+}
+
 /// Refuses a plan whose work-unit feeds declare too many partitions in all.
-fn check_set_plan(message: &[u8]) -> Result<(), Status> {
+fn check_set_plan(message: &[u8]) -> std::result::Result<(), Status> {
     let Ok(CoordinatorMessage {
         set_plan: Some(plan),
     }) = <CoordinatorMessage as prost::Message>::decode(message)
@@ -229,14 +296,15 @@ fn check_set_plan(message: &[u8]) -> Result<(), Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
     use prost::Message;
     use std::convert::Infallible;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tower::Service;
 
-    /// A stand-in worker: counts the calls that reach it and answers with the body's length,
-    /// or panics when the body is `panic`.
+    /// A stand-in worker: counts the calls that reach it and answers with the body it read, or
+    /// panics when the body is `panic`.
     #[derive(Clone, Default)]
     struct Worker(Arc<AtomicUsize>);
 
@@ -257,9 +325,7 @@ mod tests {
                 if body.ends_with(b"panic") {
                     panic!("a corrupt plan");
                 }
-                Ok(http::Response::new(Body::new(full(Bytes::from(
-                    body.len().to_string(),
-                )))))
+                Ok(http::Response::new(Body::new(Full::new(body))))
             })
         }
     }
@@ -273,9 +339,8 @@ mod tests {
     }
 
     /// What a call of `method` with `body` (sent in `chunks`) got: the worker's answer (the
-    /// length of the body it read) or the status it was refused with, and whether it reached
-    /// the worker.
-    async fn call(method: &str, body: Vec<u8>, chunks: usize) -> (Result<String, Status>, bool) {
+    /// body it read) or the status it was refused with, and whether it reached the worker.
+    async fn call(method: &str, body: Vec<u8>, chunks: usize) -> (StatusOr<Vec<u8>>, bool) {
         let worker = Worker::default();
         let mut service = checked_calls(worker.clone());
         let size = body.len().div_ceil(chunks).max(1);
@@ -291,16 +356,27 @@ mod tests {
         let reached = worker.0.load(Ordering::SeqCst) == 1;
         let answer = match Status::from_header_map(response.headers()) {
             Some(status) => Err(status),
-            None => {
-                let body = response.into_body().collect().await.unwrap().to_bytes();
-                Ok(String::from_utf8(body.to_vec()).unwrap())
-            }
+            None => Ok(response
+                .into_body()
+                .collect()
+                .await
+                .unwrap()
+                .to_bytes()
+                .to_vec()),
         };
         (answer, reached)
     }
 
+    type StatusOr<T> = std::result::Result<T, Status>;
+
     fn execute_task(start: u64, end: u64) -> Vec<u8> {
-        frame(&PartitionRange { start, end }.encode_to_vec())
+        let range = PartitionRange {
+            start,
+            end,
+            broadcast: None,
+            repartition: None,
+        };
+        frame(&range.encode_to_vec())
     }
 
     fn set_plan(partitions: &[u64], plan: &[u8]) -> Vec<u8> {
@@ -321,18 +397,19 @@ mod tests {
         for chunks in [1, 3, 50] {
             let body = execute_task(4, 8);
             let (answer, reached) = call("ExecuteTask", body.clone(), chunks).await;
-            assert_eq!((answer.unwrap(), reached), (body.len().to_string(), true));
-            let mut body = set_plan(&[16, 16], &[7; 100]);
+            assert_eq!((answer.unwrap(), reached), (body, true));
+            let plan: Vec<u8> = (0..=255).collect();
+            let mut body = set_plan(&[16, 16], &plan);
             // the messages after the plan go through too
             body.extend(frame(&[0x18, 1]));
             let (answer, reached) = call("CoordinatorChannel", body.clone(), chunks).await;
-            assert_eq!((answer.unwrap(), reached), (body.len().to_string(), true));
+            assert_eq!((answer.unwrap(), reached), (body, true));
         }
         let (answer, reached) = call("GetWorkerInfo", vec![0; 5], 1).await;
-        assert_eq!((answer.unwrap().as_str(), reached), ("5", true));
+        assert_eq!((answer.unwrap(), reached), (vec![0; 5], true));
         // a compressed first frame is left to the worker, unread
         let (answer, reached) = call("CoordinatorChannel", vec![1, 0, 0, 0, 9, 9], 2).await;
-        assert_eq!((answer.unwrap().as_str(), reached), ("6", true));
+        assert_eq!((answer.unwrap(), reached), (vec![1, 0, 0, 0, 9, 9], true));
     }
 
     #[tokio::test]
@@ -358,6 +435,57 @@ mod tests {
                 "{message}"
             );
             assert!(!reached);
+        }
+        // a producer head of too many partitions: a broadcast's, a repartition's
+        let mut broadcast = PartitionRange {
+            start: 0,
+            end: 1,
+            broadcast: Some(BroadcastHead {
+                output_partitions: 1 << 58,
+            }),
+            repartition: None,
+        };
+        let hash = |count| {
+            use datafusion_proto::protobuf::{
+                Partitioning, PhysicalHashRepartition, partitioning::PartitionMethod,
+            };
+            Partitioning {
+                partition_method: Some(PartitionMethod::Hash(PhysicalHashRepartition {
+                    hash_expr: vec![],
+                    partition_count: count,
+                })),
+            }
+            .encode_to_vec()
+        };
+        let repartition = PartitionRange {
+            broadcast: None,
+            repartition: Some(RepartitionHead {
+                partitioning: hash(1 << 58),
+            }),
+            ..broadcast.clone()
+        };
+        for request in [broadcast.clone(), repartition.clone()] {
+            let (answer, reached) = call("ExecuteTask", frame(&request.encode_to_vec()), 1).await;
+            let refused = answer.unwrap_err();
+            let message = refused.message();
+            assert!(
+                message.contains("producer head has 288230376151711744"),
+                "{message}"
+            );
+            assert!(!reached);
+        }
+        broadcast.broadcast = Some(BroadcastHead {
+            output_partitions: 8,
+        });
+        let repartition = PartitionRange {
+            repartition: Some(RepartitionHead {
+                partitioning: hash(8),
+            }),
+            ..repartition
+        };
+        for request in [broadcast, repartition] {
+            let (answer, reached) = call("ExecuteTask", frame(&request.encode_to_vec()), 1).await;
+            assert!(answer.is_ok() && reached);
         }
         // an ExecuteTask body past its bound is refused unread
         let (answer, reached) = call("ExecuteTask", vec![0; MAX_EXECUTE_TASK_BYTES + 1], 4).await;

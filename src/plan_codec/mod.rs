@@ -142,7 +142,8 @@ fn without_panics<T>(decode: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 /// How deep our plan nodes may nest in one another's embedded plans. A plan we encode nests
-/// them at most three deep (a staged sink holding a sink; a scan holding its file scan); each
+/// them at most two deep (a staged sink holding a sink; a scan's embedded plan must be a
+/// Parquet file scan, checked before it is decoded); each
 /// embedded plan is decoded afresh, so `prost`'s own depth limit restarts in it, and without
 /// this bound a plan of a few kilobytes could nest deep enough to overflow the stack of the
 /// thread that decodes it (a worker's, which would abort).
@@ -737,6 +738,15 @@ impl VariantPhysicalCodec {
         // the scan's own projection is decoded here rather than by DataFusion, which would
         // drop the metadata of its function calls' results (`s['v']` of a nested variant)
         let mut scan = required(&node.scan, "scan")?.clone();
+        // (a Parquet file scan, checked before it is decoded: no plan of ours nests in it)
+        if !matches!(
+            scan.physical_plan_type,
+            Some(protobuf::physical_plan_node::PhysicalPlanType::ParquetScan(
+                _
+            ))
+        ) {
+            return Err(corrupt("a variant scan", "it embeds no Parquet file scan"));
+        }
         let projection = take_scan_projection(&mut scan)?;
         let mut plan = converter.proto_to_execution_plan(&scan, &decode_ctx)?;
         if !node.row_selections.is_empty() {
