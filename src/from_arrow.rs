@@ -23,7 +23,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::common::{DataFusionError, Result, exec_err, plan_err};
 
-use crate::codec::VariantBuilder;
+use crate::codec::{VariantBuilder, is_time_of_day};
 use crate::shredding::variant_column;
 use crate::variant_array::{
     EXTENSION_NAME_KEY, UUID_EXTENSION_NAME, VariantArrayBuilder, VariantColumn, VariantRows,
@@ -554,8 +554,7 @@ fn decimal(
 /// `micros` since midnight, within one day as a variant TIME must be (Arrow's times are not
 /// checked: one outside a day would make a malformed variant).
 fn time_of_day(function: &str, micros: i64) -> Result<i64> {
-    const MICROS_PER_DAY: i64 = 86_400_000_000;
-    if !(0..MICROS_PER_DAY).contains(&micros) {
+    if !is_time_of_day(micros) {
         return exec_err!("{function}: the time of {micros} microseconds is outside a day");
     }
     Ok(micros)

@@ -50,5 +50,5 @@ pub use path::{InvalidPath, MAX_PATH_SEGMENTS, PathSegment, VariantPath};
 pub use raw::Unreadable;
 pub(crate) use raw::raw_int;
 pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};
-pub(crate) use value::decimal_digits;
 pub use value::{ArrayView, ObjectView, Value, Variant, basic_type, primitive, value_size};
+pub(crate) use value::{decimal_digits, is_time_of_day};

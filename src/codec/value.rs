@@ -409,12 +409,17 @@ fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
     Ok(scale)
 }
 
-/// The microseconds since midnight of a TIME: malformed outside a day (`[0, 86,400,000,000)`),
-/// as DuckDB reads it; the value would otherwise print as another time of day.
+/// Whether `micros` since midnight is a time of one day (`[0, 86,400,000,000)`), as a variant
+/// TIME must be (DuckDB refuses others; they would print as another time of day).
+#[inline]
+pub(crate) fn is_time_of_day(micros: i64) -> bool {
+    (0..86_400_000_000).contains(&micros)
+}
+
+/// The microseconds since midnight of a TIME: malformed outside a day ([`is_time_of_day`]).
 #[inline]
 fn time_of_day(micros: i64) -> Result<i64> {
-    const MICROS_PER_DAY: i64 = 86_400_000_000;
-    if !(0..MICROS_PER_DAY).contains(&micros) {
+    if !is_time_of_day(micros) {
         return malformed(format!(
             "a time of {micros} microseconds after midnight is outside a day"
         ));

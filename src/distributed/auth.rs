@@ -249,21 +249,20 @@ impl WorkerSecurity {
                      was given, or this worker serves TLS): call it https://"
                 )));
             }
-            "http" => {}
+            "http" => {
+                if self.token.is_some() && !is_loopback(url) {
+                    log::warn!(
+                        "the cluster's token goes to {url} in clear (plain HTTP/2): anyone on \
+                         the way can read it; serve the workers with TLS and call them https://"
+                    );
+                }
+                return Ok(endpoint);
+            }
             other => {
                 return Err(config(&format!(
                     "{url}: a worker is called http:// or https://, not {other}://"
                 )));
             }
-        }
-        if url.scheme() == "http" {
-            if self.token.is_some() && !is_loopback(url) {
-                log::warn!(
-                    "the cluster's token goes to {url} in clear (plain HTTP/2): anyone on the \
-                     way can read it; serve the workers with TLS and call them https://"
-                );
-            }
-            return Ok(endpoint);
         }
         install_crypto_provider();
         let mut tls = ClientTlsConfig::new();
@@ -371,42 +370,36 @@ mod tests {
 
     #[test]
     fn workers_are_called_http_or_https_and_https_only_in_a_tls_cluster() {
-        let endpoint = |url: &Url| Endpoint::from_shared(url.to_string()).unwrap();
         let plain: Url = "http://10.0.0.1:50051".parse().unwrap();
         let tls: Url = "https://10.0.0.1:50051".parse().unwrap();
-        let token = WorkerToken::new("t").ok();
-        let open = WorkerSecurity::default().with_token(token.clone());
-        assert!(open.secured(&plain, endpoint(&plain)).is_ok());
-        assert!(open.secured(&tls, endpoint(&tls)).is_ok());
+        let calls = |security: &WorkerSecurity, url: &Url| {
+            let endpoint = Endpoint::from_shared(url.to_string()).unwrap();
+            security.secured(url, endpoint).map_err(|e| e.to_string())
+        };
+        let open = WorkerSecurity::default().with_token(WorkerToken::new("t").ok());
+        assert!(calls(&open, &plain).is_ok());
+        assert!(calls(&open, &tls).is_ok());
         for other in ["unix:///tmp/worker.sock", "ftp://10.0.0.1:50051"] {
-            let url: Url = other.parse().unwrap();
-            let error = open
-                .secured(&url, endpoint(&plain))
-                .unwrap_err()
-                .to_string();
+            let error = calls(&open, &other.parse().unwrap()).unwrap_err();
             assert!(
                 error.contains("a worker is called http:// or https://, not"),
                 "{error}"
             );
         }
+        let ca = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tls/ca.pem"
+        ));
         for tls_cluster in [
             open.clone().tls_only(),
-            WorkerSecurity::default()
-                .with_ca_file(Path::new(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/data/tls/ca.pem"
-                )))
-                .unwrap(),
+            WorkerSecurity::default().with_ca_file(ca).unwrap(),
         ] {
-            let error = tls_cluster
-                .secured(&plain, endpoint(&plain))
-                .unwrap_err()
-                .to_string();
+            let error = calls(&tls_cluster, &plain).unwrap_err();
             assert!(
                 error.contains("http://10.0.0.1:50051/ is plain HTTP/2, but this cluster's"),
                 "{error}"
             );
-            assert!(tls_cluster.secured(&tls, endpoint(&tls)).is_ok());
+            assert!(calls(&tls_cluster, &tls).is_ok());
         }
     }
 

@@ -369,6 +369,14 @@ mod tests {
 
     type StatusOr<T> = std::result::Result<T, Status>;
 
+    /// The message of the status a call got: refused `InvalidArgument` before the worker.
+    fn refused((answer, reached): (StatusOr<Vec<u8>>, bool)) -> String {
+        let status = answer.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status}");
+        assert!(!reached, "{status}");
+        status.message().to_string()
+    }
+
     fn execute_task(start: u64, end: u64) -> Vec<u8> {
         let range = PartitionRange {
             start,
@@ -415,26 +423,18 @@ mod tests {
     #[tokio::test]
     async fn calls_declaring_too_many_partitions_are_refused_before_the_worker() {
         for (start, end) in [(0, 1 << 58), (5, 4), (0, MAX_PARTITIONS_PER_CALL + 1)] {
-            let (answer, reached) = call("ExecuteTask", execute_task(start, end), 2).await;
-            let refused = answer.unwrap_err();
-            assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused}");
-            let message = refused.message();
+            let message = refused(call("ExecuteTask", execute_task(start, end), 2).await);
             assert!(
                 message.contains(&format!("partitions {start}..{end}")),
                 "{message}"
             );
-            assert!(!reached);
         }
         for feeds in [vec![1_000_000_000_000], vec![u64::MAX, 2], vec![1 << 15; 3]] {
-            let (answer, reached) = call("CoordinatorChannel", set_plan(&feeds, &[7; 10]), 3).await;
-            let refused = answer.unwrap_err();
-            assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused}");
-            let message = refused.message();
+            let message = refused(call("CoordinatorChannel", set_plan(&feeds, &[7; 10]), 3).await);
             assert!(
                 message.contains("feeds declare more than 65536"),
                 "{message}"
             );
-            assert!(!reached);
         }
         // a producer head of too many partitions: a broadcast's, a repartition's
         let mut broadcast = PartitionRange {
@@ -465,14 +465,11 @@ mod tests {
             ..broadcast.clone()
         };
         for request in [broadcast.clone(), repartition.clone()] {
-            let (answer, reached) = call("ExecuteTask", frame(&request.encode_to_vec()), 1).await;
-            let refused = answer.unwrap_err();
-            let message = refused.message();
+            let message = refused(call("ExecuteTask", frame(&request.encode_to_vec()), 1).await);
             assert!(
                 message.contains("producer head has 288230376151711744"),
                 "{message}"
             );
-            assert!(!reached);
         }
         broadcast.broadcast = Some(BroadcastHead {
             output_partitions: 8,
@@ -488,9 +485,28 @@ mod tests {
             assert!(answer.is_ok() && reached);
         }
         // an ExecuteTask body past its bound is refused unread
-        let (answer, reached) = call("ExecuteTask", vec![0; MAX_EXECUTE_TASK_BYTES + 1], 4).await;
-        assert_eq!(answer.unwrap_err().code(), tonic::Code::InvalidArgument);
-        assert!(!reached);
+        refused(call("ExecuteTask", vec![0; MAX_EXECUTE_TASK_BYTES + 1], 4).await);
+    }
+
+    #[test]
+    fn plans_with_a_node_of_too_many_partitions_are_refused() {
+        use datafusion::arrow::datatypes::Schema;
+        use datafusion::physical_plan::Partitioning;
+        use datafusion::physical_plan::empty::EmptyExec;
+        use datafusion::physical_plan::repartition::RepartitionExec;
+        let input: Arc<dyn ExecutionPlan> = Arc::new(EmptyExec::new(Arc::new(Schema::empty())));
+        let repartition = |count| -> Arc<dyn ExecutionPlan> {
+            let partitioning = Partitioning::RoundRobinBatch(count);
+            Arc::new(RepartitionExec::try_new(Arc::clone(&input), partitioning).unwrap())
+        };
+        assert!(check_plan_partitions(&repartition(8)).is_ok());
+        let error = check_plan_partitions(&repartition(1 << 17))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("RepartitionExec with 131072 partitions"),
+            "{error}"
+        );
     }
 
     #[tokio::test]

@@ -183,7 +183,7 @@ pub fn sorted_by_variant_paths(input: &Arc<dyn ExecutionPlan>) -> Vec<VariantSor
     let base = base.schema();
     (ordering.iter().zip(keys))
         .map_while(|(sort, key)| {
-            let (variant, path, target, call_time_zone) = typed_get(&key?)?;
+            let (variant, path, target, time_zone) = typed_get(&key?)?;
             let index = variant.downcast_ref::<Column>()?.index();
             // the sink's column that is this base column, unchanged, and a variant
             let sink_column = columns.iter().position(|c| {
@@ -193,9 +193,6 @@ pub fn sorted_by_variant_paths(input: &Arc<dyn ExecutionPlan>) -> Vec<VariantSor
             })?;
             let field = schema.field(sink_column);
             (is_variant_field(field) && is_variant_field(base.field(index))).then(|| {
-                let time_zone = parse_target_type(&target)
-                    .is_ok_and(|t| depends_on_time_zone(&t))
-                    .then_some(call_time_zone);
                 VariantSortKey {
                     column: field.name().clone(),
                     path,
@@ -235,7 +232,8 @@ fn through(
 
 /// The variant argument, path and target type of a typed `variant_get` call with literal path
 /// and type, as written or as the analyzer defers it (`variant_get_checked(variant_get_deferred
-/// (..))`), with the session time zone it runs in; None for any other expression.
+/// (..))`), with the session time zone it runs in where its values depend on it
+/// ([`depends_on_time_zone`]); None for any other expression.
 fn typed_get(expr: &Arc<dyn PhysicalExpr>) -> Option<TypedGet> {
     let mut call = expr.downcast_ref::<ScalarFunctionExpr>()?;
     let checked = call
@@ -255,13 +253,14 @@ fn typed_get(expr: &Arc<dyn PhysicalExpr>) -> Option<TypedGet> {
     };
     let (path, target) = (literal_text(path)?, literal_text(target)?);
     let data_type = parse_target_type(&target).ok()?;
-    let time_zone = session_time_zone(call.config_options());
+    let time_zone =
+        depends_on_time_zone(&data_type).then(|| session_time_zone(call.config_options()));
     (data_type != variant_data_type()).then(|| (Arc::clone(variant), path, target, time_zone))
 }
 
-/// What [`typed_get`] finds: the variant, path, target type and the session time zone the
-/// call runs in.
-type TypedGet = (Arc<dyn PhysicalExpr>, String, String, String);
+/// What [`typed_get`] finds: the variant, path, target type and, where the answers depend on
+/// it, the session time zone the call runs in.
+type TypedGet = (Arc<dyn PhysicalExpr>, String, String, Option<String>);
 
 fn literal_text(expr: &Arc<dyn PhysicalExpr>) -> Option<String> {
     match expr.downcast_ref::<Literal>()?.value() {
@@ -371,11 +370,8 @@ fn in_time_zone(ordering: LexOrdering, config: &ConfigOptions) -> Option<LexOrde
     let keys = ordering
         .iter()
         .take_while(|key| match typed_get(&key.expr) {
-            Some((_, _, target, computed_in)) => {
-                computed_in == zone
-                    || !parse_target_type(&target).is_ok_and(|t| depends_on_time_zone(&t))
-            }
-            None => true,
+            Some((_, _, _, Some(computed_in))) => computed_in == zone,
+            _ => true,
         });
     LexOrdering::new(keys.cloned())
 }

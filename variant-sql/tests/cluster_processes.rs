@@ -392,30 +392,24 @@ fn workers_admit_only_their_coordinator() {
     let error = failed(over_tls(&other_ca));
     assert!(error.contains("worker https://localhost:"), "{error}");
     assert!(error.to_lowercase().contains("certificate"), "{error}");
-    // plain HTTP/2 to a TLS worker: no answer either
-    let error = failed(run(
-        vec![
+    // the same workers called http://, with the given arguments beside
+    let plain_workers = format!("{},{}", first.address, second.address);
+    let over_plain = |extra: &[&str]| {
+        let mut args = vec![
             "--workers",
-            &format!("{},{}", first.address, second.address),
+            &plain_workers,
             "--worker-token-file",
             token_arg,
-        ],
-        &[],
-    ));
+        ];
+        args.extend(extra);
+        failed(run(args, &[]))
+    };
+    // plain HTTP/2 to a TLS worker: no answer either
+    let error = over_plain(&[]);
     assert!(error.contains("worker http://127.0.0.1:"), "{error}");
     // a coordinator given a CA calls its workers over TLS only: an http:// worker is an error,
     // not a worker the token goes to in clear
-    let error = failed(run(
-        vec![
-            "--workers",
-            &format!("{},{}", first.address, second.address),
-            "--worker-token-file",
-            token_arg,
-            "--worker-ca",
-            &ca,
-        ],
-        &[],
-    ));
+    let error = over_plain(&["--worker-ca", &ca]);
     assert!(
         error.contains("is plain HTTP/2, but this cluster's workers are called over TLS"),
         "{error}"
