@@ -189,6 +189,9 @@ def test_a_memory_limit_is_an_exception_not_an_abort():
 
 def test_ctrl_c_interrupts_a_running_query(ctx):
     query = ctx.sql("SELECT count(*) AS n FROM generate_series(1, 100000000000)")
+    # Python's own handler, as an interactive session has it: a process started with SIGINT
+    # ignored (a background job of a script) never installs it, and the query would run on
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -196,6 +199,7 @@ def test_ctrl_c_interrupts_a_running_query(ctx):
             query.to_pylist()
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_read_json_variant_and_the_way_in(ctx, tmp_path):
