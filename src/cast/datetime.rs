@@ -4,9 +4,10 @@ use crate::codec::SessionTimeZone;
 
 use super::numeric::spark_trim;
 
-/// Microseconds per second and per day.
+pub(crate) use crate::codec::MICROS_PER_DAY;
+
+/// Microseconds per second.
 pub(crate) const MICROS_PER_SECOND: i64 = 1_000_000;
-pub(crate) const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
 
 /// Days since the epoch of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {

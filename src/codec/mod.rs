@@ -51,4 +51,4 @@ pub use raw::Unreadable;
 pub(crate) use raw::raw_int;
 pub use validate::{DEFAULT_MAX_DEPTH, validate, validate_value, validate_with_depth};
 pub use value::{ArrayView, ObjectView, Value, Variant, basic_type, primitive, value_size};
-pub(crate) use value::{decimal_digits, is_time_of_day};
+pub(crate) use value::{MICROS_PER_DAY, decimal_digits, is_time_of_day};

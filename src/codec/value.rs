@@ -413,8 +413,11 @@ fn decimal_scale(v: &[u8], unscaled: i128, width: usize) -> Result<u8> {
 /// TIME must be (DuckDB refuses others; they would print as another time of day).
 #[inline]
 pub(crate) fn is_time_of_day(micros: i64) -> bool {
-    (0..86_400_000_000).contains(&micros)
+    (0..MICROS_PER_DAY).contains(&micros)
 }
+
+/// Microseconds in a day: the length of a TIME's range and the step between DATE days.
+pub(crate) const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 /// The microseconds since midnight of a TIME: malformed outside a day ([`is_time_of_day`]).
 #[inline]
