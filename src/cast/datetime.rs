@@ -2,8 +2,6 @@
 //! shifts.
 use crate::codec::SessionTimeZone;
 
-use super::numeric::spark_trim;
-
 pub(crate) use crate::codec::MICROS_PER_DAY;
 
 /// Microseconds per second.
@@ -58,140 +56,367 @@ pub(crate) fn local_to_utc(local: i64, tz: &SessionTimeZone) -> Option<i64> {
     })
 }
 
-/// Parsed pieces of a date/timestamp string.
-struct Parsed {
-    days: i64,
-    micros_of_day: i64,
-    /// Explicit zone offset in seconds, or None.
-    offset: Option<Zone>,
+/// Spark trims bytes that are whitespace or ISO controls (`UTF8String.isWhitespaceOrISOControl`:
+/// ASCII 0-32 and 127) from both ends of date and timestamp strings.
+fn is_trimmed(b: u8) -> bool {
+    b <= b' ' || b == 0x7f
 }
 
-enum Zone {
-    Fixed(i64),
-    Named(SessionTimeZone),
+/// The bounds of `b` without Spark's trimmed bytes at either end.
+fn trimmed_bounds(b: &[u8]) -> (usize, usize) {
+    let start = b.iter().position(|&c| !is_trimmed(c)).unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|&c| !is_trimmed(c))
+        .map_or(start, |i| i + 1);
+    (start, end)
 }
 
-fn number(s: &[u8], pos: &mut usize, min: usize, max: usize) -> Option<i64> {
-    let start = *pos;
-    while *pos < s.len() && s[*pos].is_ascii_digit() && *pos - start < max {
-        *pos += 1;
-    }
-    if *pos - start < min {
+/// Spark's string to date (`stringToDate`): `[+-]yyyy[y..]`, `[+-]yyyy-[m]m` (nothing may
+/// follow these two), or `[+-]yyyy-[m]m-[d]d` followed by nothing, or by ` ` or `T` and anything.
+/// Years have 4 to 7 digits, months and days 1 or 2.
+pub(crate) fn parse_date(s: &str) -> Option<i32> {
+    let b = s.as_bytes();
+    let (mut j, end) = trimmed_bounds(b);
+    if j == end {
         return None;
     }
-    std::str::from_utf8(&s[start..*pos]).ok()?.parse().ok()
-}
-
-/// Spark's date/timestamp string forms: `yyyy[-[m]m[-[d]d]]` optionally followed by `T` or ` `
-/// and `[h]h:[m]m[:[s]s[.fraction]]`, then an optional zone (`Z`, `UTC`, `+hh[:mm]`, a region).
-fn parse(s: &str, want_time: bool) -> Option<Parsed> {
-    let t = spark_trim(s);
-    let b = t.as_bytes();
-    let mut pos = 0;
-    let neg = b.first() == Some(&b'-');
-    if neg || b.first() == Some(&b'+') {
-        pos += 1;
+    let mut sign = 1;
+    if b[j] == b'-' || b[j] == b'+' {
+        sign = if b[j] == b'-' { -1 } else { 1 };
+        j += 1;
     }
-    let mut year = number(b, &mut pos, 4, 7)?;
-    if neg {
-        year = -year;
-    }
-    let (mut month, mut day) = (1u32, 1u32);
-    if b.get(pos) == Some(&b'-') {
-        pos += 1;
-        month = number(b, &mut pos, 1, 2)? as u32;
-        if b.get(pos) == Some(&b'-') {
-            pos += 1;
-            day = number(b, &mut pos, 1, 2)? as u32;
-        }
-    }
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let mut parsed = Parsed {
-        days,
-        micros_of_day: 0,
-        offset: None,
+    let valid = |segment: usize, digits: u32| match segment {
+        0 => (4..=7).contains(&digits),
+        _ => (1..=2).contains(&digits),
     };
-    if pos == b.len() {
-        return Some(parsed);
+    let mut segments = [1i64; 3];
+    let (mut i, mut value, mut digits) = (0usize, 0i64, 0u32);
+    while j < end && b[j] != b' ' && b[j] != b'T' {
+        match b[j] {
+            b'-' if i < 2 => {
+                if !valid(i, digits) {
+                    return None;
+                }
+                segments[i] = value;
+                (i, value, digits) = (i + 1, 0, 0);
+            }
+            d @ b'0'..=b'9' if digits < 8 => {
+                value = value * 10 + i64::from(d - b'0');
+                digits += 1;
+            }
+            _ => return None,
+        }
+        j += 1;
     }
-    if b[pos] != b' ' && b[pos] != b'T' {
+    if !valid(i, digits) || (i < 2 && j < end) {
         return None;
     }
-    pos += 1;
-    if !want_time {
-        // Spark's string-to-date ignores what follows the date and a separator.
-        return Some(parsed);
+    segments[i] = value;
+    let days = civil_days(sign * segments[0], segments[1], segments[2])?;
+    i32::try_from(days).ok()
+}
+
+/// Days since the epoch of a valid proleptic Gregorian date, or None (`LocalDate.of`'s checks).
+fn civil_days(year: i64, month: i64, day: i64) -> Option<i64> {
+    let month = u32::try_from(month).ok().filter(|m| (1..=12).contains(m))?;
+    let day = u32::try_from(day).ok()?;
+    if day < 1 || day > days_in_month(year, month) {
+        return None;
     }
-    if pos < b.len() && b[pos].is_ascii_digit() {
-        let hour = number(b, &mut pos, 1, 2)?;
-        if b.get(pos) != Some(&b':') {
+    Some(days_from_civil(year, month, day))
+}
+
+/// The pieces of a timestamp string as Spark's `parseTimestampString` reads them.
+struct TimestampText<'a> {
+    /// Year, month, day, hour, minute, second and microseconds, unchecked.
+    segments: [i64; 7],
+    /// The zone's text, as it follows the seconds (or their fraction), untrimmed.
+    zone: Option<&'a str>,
+    /// A time without a date (`[h]h:[m]m..` or `T[h]h..`): Spark puts it on the current date.
+    just_time: bool,
+}
+
+/// Spark's timestamp forms, read as its `parseTimestampString` does: `[+-]yyyy[yy]`,
+/// `[+-]yyyy-[m]m`, `[+-]yyyy-[m]m-[d]d`, optionally followed by ` ` or `T` and `[h]h`,
+/// `[h]h:[m]m` or `[h]h:[m]m:[s]s[.fraction]`; a time alone (`[h]h:[m]m..`, `T[h]h..`); a zone
+/// may follow the seconds or their fraction. Years have 4 to 6 digits; fractions past six digits
+/// are cut.
+fn parse_timestamp_text(s: &str) -> Option<TimestampText<'_>> {
+    let b = s.as_bytes();
+    let (mut j, end) = trimmed_bounds(b);
+    if j == end {
+        return None;
+    }
+    let valid = |segment: usize, digits: u32| match segment {
+        0 => (4..=6).contains(&digits),
+        6 => true,
+        _ => (1..=2).contains(&digits),
+    };
+    let mut segments = [1, 1, 1, 0, 0, 0, 0];
+    let (mut i, mut value, mut digits) = (0usize, 0i64, 0u32);
+    let mut fraction_digits = 0;
+    let mut just_time = false;
+    let mut zone = None;
+    let mut sign = None;
+    if b[j] == b'-' || b[j] == b'+' {
+        sign = Some(if b[j] == b'-' { -1 } else { 1 });
+        j += 1;
+    }
+    while j < end {
+        let c = b[j];
+        if c.is_ascii_digit() {
+            if i == 6 {
+                fraction_digits += 1;
+            }
+            // Digits past what a segment may hold fail `valid` below; past six, a fraction is
+            // cut (the digits count, the value stops growing).
+            if (i != 6 || digits < 6) && digits < 8 {
+                value = value * 10 + i64::from(c - b'0');
+            }
+            digits = digits.saturating_add(1);
+            j += 1;
+            continue;
+        }
+        // Spark's check is against the untrimmed text: only a `T` at its very start.
+        let separator_ok = match i {
+            _ if j == 0 && c == b'T' => {
+                just_time = true;
+                i += 3;
+                j += 1;
+                continue;
+            }
+            0 if c == b':' && sign.is_none() => {
+                if !valid(3, digits) {
+                    return None;
+                }
+                just_time = true;
+                segments[3] = value;
+                (i, value, digits) = (4, 0, 0);
+                j += 1;
+                continue;
+            }
+            0 | 1 => c == b'-',
+            2 => c == b' ' || c == b'T',
+            3 | 4 => c == b':',
+            5 | 6 => {
+                if !valid(i, digits) {
+                    return None;
+                }
+                segments[i] = value;
+                if c == b'.' && i == 5 {
+                    (i, value, digits) = (6, 0, 0);
+                    j += 1;
+                    continue;
+                }
+                // Anything else after the seconds or their fraction is the zone.
+                zone = Some(s.get(j..end)?);
+                (i, value, digits) = (7, 0, 0);
+                break;
+            }
+            _ => false,
+        };
+        if !separator_ok || !valid(i, digits) {
             return None;
         }
-        pos += 1;
-        let minute = number(b, &mut pos, 1, 2)?;
-        let mut second = 0;
-        let mut fraction = 0;
-        if b.get(pos) == Some(&b':') {
-            pos += 1;
-            second = number(b, &mut pos, 1, 2)?;
-            if b.get(pos) == Some(&b'.') {
-                pos += 1;
-                let start = pos;
-                while pos < b.len() && b[pos].is_ascii_digit() {
-                    pos += 1;
-                }
-                let digits = &t[start..pos];
-                let six: String = digits.chars().chain("000000".chars()).take(6).collect();
-                fraction = six.parse().ok()?;
-            }
+        segments[i] = value;
+        (i, value, digits) = (i + 1, 0, 0);
+        j += 1;
+    }
+    if i < 7 {
+        if !valid(i, digits) {
+            return None;
         }
+        segments[i] = value;
+    }
+    for _ in fraction_digits..6 {
+        segments[6] *= 10;
+    }
+    segments[0] *= sign.unwrap_or(1);
+    Some(TimestampText {
+        segments,
+        zone,
+        just_time,
+    })
+}
+
+impl TimestampText<'_> {
+    /// The time of day in microseconds, if hours, minutes and seconds are in range
+    /// (`LocalTime.of`'s checks).
+    fn micros_of_day(&self) -> Option<i64> {
+        let [_, _, _, hour, minute, second, micros] = self.segments;
         if hour > 23 || minute > 59 || second > 59 {
             return None;
         }
-        parsed.micros_of_day = ((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND + fraction;
+        Some(((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND + micros)
     }
-    let zone = t[pos..].trim_start();
-    if !zone.is_empty() {
-        parsed.offset = Some(if zone.starts_with(['+', '-']) || zone == "Z" {
-            match SessionTimeZone::parse(Some(zone)).ok()? {
-                tz @ SessionTimeZone::Fixed(_) => Zone::Fixed(tz.offset_seconds_at(0) as i64),
-                other => Zone::Named(other),
-            }
-        } else {
-            Zone::Named(SessionTimeZone::parse(Some(zone)).ok()?)
-        });
+
+    /// The zone written in the text, if any, as Spark resolves it (None if it is not a zone).
+    fn written_zone(&self) -> Option<Option<SessionTimeZone>> {
+        match self.zone {
+            None => Some(None),
+            Some(text) => java_zone_id(text).map(Some),
+        }
     }
-    Some(parsed)
 }
 
-/// Spark's string to date.
-pub(crate) fn parse_date(s: &str) -> Option<i32> {
-    i32::try_from(parse(s, false)?.days).ok()
+/// Spark's `getZoneId` on a zone written after a timestamp: the text trimmed, `+h:` widened to
+/// `+0h:` and a final `+hh:m` to `+hh:0m`, then `java.time.ZoneId.of(id, SHORT_IDS)`: `Z`; an
+/// offset `+h`, `+hh`, `+hhmm`, `+hh:mm`, `+hhmmss` or `+hh:mm:ss` (at most 18 hours); `UTC`,
+/// `GMT` or `UT` alone or followed by such an offset; a short id (`PST`, `EST`, `IST`, ..); or a
+/// region (`Europe/Paris`, `GMT0`), case-sensitive.
+fn java_zone_id(text: &str) -> Option<SessionTimeZone> {
+    let id = text.trim_matches(|c: char| c <= ' ');
+    let id = short_id(id).unwrap_or(id);
+    if id.len() <= 1 || id.starts_with(['+', '-']) {
+        return java_offset(id).map(SessionTimeZone::Fixed);
+    }
+    let prefix = ["UTC", "GMT", "UT"].into_iter().find(|p| id.starts_with(p));
+    if let Some(prefix) = prefix {
+        let rest = &id[prefix.len()..];
+        if rest.is_empty() {
+            return Some(SessionTimeZone::utc());
+        }
+        if rest.starts_with(['+', '-']) {
+            return java_offset(rest).map(SessionTimeZone::Fixed);
+        }
+    }
+    id.parse().ok().map(SessionTimeZone::Named)
 }
 
-/// Spark's string to timestamp (UTC microseconds); strings without a zone are in `tz`.
+/// java.time's `ZoneId.SHORT_IDS`: three-letter ids Spark accepts as zones.
+fn short_id(id: &str) -> Option<&'static str> {
+    Some(match id {
+        "ACT" => "Australia/Darwin",
+        "AET" => "Australia/Sydney",
+        "AGT" => "America/Argentina/Buenos_Aires",
+        "ART" => "Africa/Cairo",
+        "AST" => "America/Anchorage",
+        "BET" => "America/Sao_Paulo",
+        "BST" => "Asia/Dhaka",
+        "CAT" => "Africa/Harare",
+        "CNT" => "America/St_Johns",
+        "CST" => "America/Chicago",
+        "CTT" => "Asia/Shanghai",
+        "EAT" => "Africa/Addis_Ababa",
+        "ECT" => "Europe/Paris",
+        "IET" => "America/Indiana/Indianapolis",
+        "IST" => "Asia/Kolkata",
+        "JST" => "Asia/Tokyo",
+        "MIT" => "Pacific/Apia",
+        "NET" => "Asia/Yerevan",
+        "NST" => "Pacific/Auckland",
+        "PLT" => "Asia/Karachi",
+        "PNT" => "America/Phoenix",
+        "PRT" => "America/Puerto_Rico",
+        "PST" => "America/Los_Angeles",
+        "SST" => "Pacific/Guadalcanal",
+        "VST" => "Asia/Ho_Chi_Minh",
+        "EST" => "-05:00",
+        "MST" => "-07:00",
+        "HST" => "-10:00",
+        _ => return None,
+    })
+}
+
+/// java.time's `ZoneOffset.of` after Spark's widening of one-digit hours (`+h:`) and minutes
+/// (a final `+hh:m`): seconds east of UTC.
+fn java_offset(id: &str) -> Option<i32> {
+    if id == "Z" {
+        return Some(0);
+    }
+    let b = id.as_bytes();
+    let (sign, rest) = match b.split_first()? {
+        (b'+', rest) => (1, rest),
+        (b'-', rest) => (-1, rest),
+        _ => return None,
+    };
+    let digit = |c: u8| c.is_ascii_digit().then(|| i32::from(c - b'0'));
+    // Spark's `(\+|\-)(\d):` -> `$10$2:`, then `(\+|\-)(\d\d):(\d)$` -> `$1$2:0$3`.
+    let mut widened = [0u8; 9];
+    let mut n = 0;
+    let mut push = |c: u8| -> Option<()> {
+        *widened.get_mut(n)? = c;
+        n += 1;
+        Some(())
+    };
+    let rest: &[u8] = match rest {
+        [h, b':', tail @ ..] if h.is_ascii_digit() => {
+            push(b'0')?;
+            push(*h)?;
+            push(b':')?;
+            tail
+        }
+        _ => rest,
+    };
+    for &c in rest {
+        push(c)?;
+    }
+    if let [h1, h2, b':', m] = widened[..n]
+        && h1.is_ascii_digit()
+        && h2.is_ascii_digit()
+        && m.is_ascii_digit()
+    {
+        widened = [h1, h2, b':', b'0', m, 0, 0, 0, 0];
+        n = 5;
+    }
+    let w = &widened[..n];
+    let two = |at: usize| Some(digit(*w.get(at)?)? * 10 + digit(*w.get(at + 1)?)?);
+    let colon = |at: usize| (w.get(at) == Some(&b':')).then_some(());
+    let (hours, minutes, seconds) = match w.len() {
+        1 => (digit(w[0])?, 0, 0),
+        2 => (two(0)?, 0, 0),
+        4 => (two(0)?, two(2)?, 0),
+        5 => (two(0)?, colon(2).and(two(3))?, 0),
+        6 => (two(0)?, two(2)?, two(4)?),
+        8 => (two(0)?, colon(2).and(two(3))?, colon(5).and(two(6))?),
+        _ => return None,
+    };
+    let total = hours * 3600 + minutes * 60 + seconds;
+    if hours > 18 || minutes > 59 || seconds > 59 || total > 18 * 3600 {
+        return None;
+    }
+    Some(sign * total)
+}
+
+/// Today's date in `zone` (days since the epoch): where Spark puts a time written alone.
+fn today_in(zone: &SessionTimeZone) -> Option<i64> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let micros = i64::try_from(now.as_micros()).ok()?;
+    Some(utc_to_local(micros, zone)?.div_euclid(MICROS_PER_DAY))
+}
+
+/// Spark's string to timestamp (`stringToTimestamp`; UTC microseconds). Strings without a zone
+/// are in `tz`; a time alone is on today's date in its zone.
 pub(crate) fn parse_timestamp(s: &str, tz: &SessionTimeZone) -> Option<i64> {
-    let p = parse(s, true)?;
-    let local = p
-        .days
+    let text = parse_timestamp_text(s)?;
+    let zone = text.written_zone()?.unwrap_or_else(|| tz.clone());
+    let [year, month, day, ..] = text.segments;
+    let days = if text.just_time {
+        today_in(&zone)?
+    } else {
+        civil_days(year, month, day)?
+    };
+    let local = days
         .checked_mul(MICROS_PER_DAY)?
-        .checked_add(p.micros_of_day)?;
-    match p.offset {
-        Some(Zone::Fixed(off)) => local.checked_sub(off * MICROS_PER_SECOND),
-        Some(Zone::Named(zone)) => local_to_utc(local, &zone),
-        None => local_to_utc(local, tz),
-    }
+        .checked_add(text.micros_of_day()?)?;
+    local_to_utc(local, &zone)
 }
 
-/// Spark's string to timestamp_ntz (local microseconds; a zone in the text is ignored).
+/// Spark's string to timestamp_ntz (`stringToTimestampWithoutTimeZone`; local microseconds): a
+/// zone in the text must be a zone and is then ignored; a time alone has no date and is None.
 pub(crate) fn parse_timestamp_ntz(s: &str) -> Option<i64> {
-    let p = parse(s, true)?;
-    p.days
+    let text = parse_timestamp_text(s)?;
+    text.written_zone()?;
+    if text.just_time {
+        return None;
+    }
+    let [year, month, day, ..] = text.segments;
+    civil_days(year, month, day)?
         .checked_mul(MICROS_PER_DAY)?
-        .checked_add(p.micros_of_day)
+        .checked_add(text.micros_of_day()?)
 }
 
 #[cfg(test)]
@@ -250,6 +475,168 @@ mod tests {
             parse_timestamp_ntz("2025-04-16 12:34:56+02:00"),
             Some(1_744_806_896_000_000)
         );
+    }
+
+    /// UTC microseconds of a wall-clock time in UTC.
+    fn at(y: i64, mo: u32, d: u32, h: i64, mi: i64, s: i64) -> i64 {
+        (days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s) * MICROS_PER_SECOND
+    }
+
+    // The expectations below are what Spark 4.3 gave for `try_variant_get(parse_json(..), '$',
+    // 'timestamp' | 'timestamp_ntz' | 'date')` and `try_cast(.. AS timestamp)` in a UTC session.
+
+    #[test]
+    fn timestamp_forms_as_spark_reads_them() {
+        let utc = SessionTimeZone::utc();
+        let ts = |s: &str| parse_timestamp(s, &utc);
+        assert_eq!(ts("2025-04-16 12"), Some(at(2025, 4, 16, 12, 0, 0)));
+        assert_eq!(ts("2025-04-16T12"), Some(at(2025, 4, 16, 12, 0, 0)));
+        assert_eq!(ts("2025-04-16 12:34"), Some(at(2025, 4, 16, 12, 34, 0)));
+        assert_eq!(ts("2025-04-16 1:2:3"), Some(at(2025, 4, 16, 1, 2, 3)));
+        assert_eq!(ts("2025-4-6 1:02"), Some(at(2025, 4, 6, 1, 2, 0)));
+        assert_eq!(ts("2025"), Some(at(2025, 1, 1, 0, 0, 0)));
+        assert_eq!(ts("2025-04"), Some(at(2025, 4, 1, 0, 0, 0)));
+        assert_eq!(ts("2025-04-16 "), Some(at(2025, 4, 16, 0, 0, 0)));
+        assert_eq!(ts("20250-01-01"), Some(at(20250, 1, 1, 0, 0, 0)));
+        assert_eq!(
+            ts("+2025-04-16 12:34:56"),
+            Some(at(2025, 4, 16, 12, 34, 56))
+        );
+        assert_eq!(ts("-0001-01-01 00:00:00"), Some(at(-1, 1, 1, 0, 0, 0)));
+        let noon = at(2025, 4, 16, 12, 34, 56);
+        assert_eq!(ts("2025-04-16T12:34:56.123456789Z"), Some(noon + 123_456));
+        assert_eq!(ts("2025-04-16 12:34:56.1234567"), Some(noon + 123_456));
+        assert_eq!(ts("2025-04-16 12:34:56."), Some(noon));
+        assert_eq!(ts("2025-04-16 12:34:56.Z"), Some(noon));
+        for s in [
+            "2025-04-16T12:34Z",
+            "2025-04-16 12:34+02:00",
+            "2025-04-16 Z",
+            "2025-04-16Z",
+            "2025-04-16T",
+            "2025-04T",
+            "2025-04 x",
+            "2025-04-16x",
+            "2025-04-16Tfoo",
+            "2025-4-16 anything",
+            "2025-04-16 123:00",
+            "2025-04-16 24:00:00",
+            "2025-04-16 23:60:00",
+            "2025-04-16 12:34:60",
+            "2025-02-29 00:00:00",
+            "1234567-01-01 00:00:00",
+            "12",
+            "+12:34",
+            " T12:34:56",
+            "",
+            " ",
+        ] {
+            assert_eq!(ts(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn zones_as_java_time_reads_them() {
+        let utc = SessionTimeZone::utc();
+        let noon = at(2025, 4, 16, 12, 34, 56);
+        let (h, m) = (3_600 * MICROS_PER_SECOND, 60 * MICROS_PER_SECOND);
+        for (zone, offset) in [
+            ("Z", 0),
+            (" Z", 0),
+            ("UTC", 0),
+            (" UTC", 0),
+            (" GMT", 0),
+            (" UT", 0),
+            (" GMT0", 0),
+            (" GMT+1", h),
+            (" GMT+01:30", h + 30 * m),
+            (" UTC+2", 2 * h),
+            (" UT+3", 3 * h),
+            (" UTC+02:00:30", 2 * h + 30 * MICROS_PER_SECOND),
+            ("+02:00:30", 2 * h + 30 * MICROS_PER_SECOND),
+            ("+2:00", 2 * h),
+            ("+02:3", 2 * h + 3 * m),
+            ("+02", 2 * h),
+            ("+0230", 2 * h + 30 * m),
+            ("+023000", 2 * h + 30 * m),
+            ("-08", -8 * h),
+            (" -0800", -8 * h),
+            (" +2", 2 * h),
+            (" +1:5", h + 5 * m),
+            ("+14:00", 14 * h),
+            ("+18:00", 18 * h),
+            (" PST", -7 * h),
+            (" EST", -5 * h),
+            (" MST", -7 * h),
+            (" HST", -10 * h),
+            (" CET", 2 * h),
+            (" IST", 5 * h + 30 * m),
+            (" America/Los_Angeles", -7 * h),
+            (" Europe/Paris", 2 * h),
+            (" Etc/GMT+5", -5 * h),
+        ] {
+            let text = format!("2025-04-16 12:34:56{zone}");
+            assert_eq!(parse_timestamp(&text, &utc), Some(noon - offset), "{text}");
+            // timestamp_ntz checks the zone and ignores it.
+            assert_eq!(parse_timestamp_ntz(&text), Some(noon), "{text}");
+        }
+        for zone in [
+            "z",
+            " utc",
+            " gmt",
+            " foo",
+            " europe/paris",
+            "+19:00",
+            "+18:30",
+            "+123",
+        ] {
+            let text = format!("2025-04-16 12:34:56{zone}");
+            assert_eq!(parse_timestamp(&text, &utc), None, "{text}");
+            assert_eq!(parse_timestamp_ntz(&text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_time_alone_is_today_for_a_timestamp_and_nothing_for_ntz() {
+        let utc = SessionTimeZone::utc();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as i64;
+        for (text, time_of_day) in [
+            ("12:34:56", at(1970, 1, 1, 12, 34, 56)),
+            ("T12:34:56", at(1970, 1, 1, 12, 34, 56)),
+            (" 12:34", at(1970, 1, 1, 12, 34, 0)),
+            ("T12", at(1970, 1, 1, 12, 0, 0)),
+        ] {
+            let t = parse_timestamp(text, &utc).unwrap();
+            assert_eq!(t.rem_euclid(MICROS_PER_DAY), time_of_day, "{text}");
+            assert!((t - now).abs() < MICROS_PER_DAY, "{text}");
+            assert_eq!(parse_timestamp_ntz(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn date_forms_as_spark_reads_them() {
+        let d = |y, m, day| Some(days_from_civil(y, m, day) as i32);
+        assert_eq!(parse_date("2025-04-16T12:34Z"), d(2025, 4, 16));
+        assert_eq!(parse_date("2025-04-16Tfoo"), d(2025, 4, 16));
+        assert_eq!(parse_date("2025-4-16 anything"), d(2025, 4, 16));
+        assert_eq!(parse_date("2025-04"), d(2025, 4, 1));
+        assert_eq!(parse_date("-0001-01-01"), d(-1, 1, 1));
+        assert_eq!(parse_date("1234567-01-01 00:00:00"), d(1_234_567, 1, 1));
+        for s in [
+            "2025-04 x",
+            "2025-04T",
+            "2025-04-16x",
+            "2025-04-16Z",
+            "2025-04-",
+            "12345678-01-01",
+            "12:34:56",
+            "",
+        ] {
+            assert_eq!(parse_date(s), None, "{s:?}");
+        }
     }
 
     #[test]
