@@ -166,7 +166,7 @@ fn parse_timestamp_text(s: &str) -> Option<TimestampText<'_>> {
     while j < end {
         let c = b[j];
         if c.is_ascii_digit() {
-            if i == 6 {
+            if i == 6 && fraction_digits < 6 {
                 fraction_digits += 1;
             }
             // Digits past what a segment may hold fail `valid` below; past six, a fraction is

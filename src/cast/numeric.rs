@@ -78,20 +78,208 @@ pub(crate) fn parse_integral(s: &str) -> Option<i64> {
     t.strip_prefix('+').unwrap_or(t).parse().ok()
 }
 
-/// Spark's string to double: decimal or exponent notation, `inf`, `infinity`, `nan` (any case,
-/// optional sign), surrounding whitespace allowed.
-pub(crate) fn parse_double(s: &str) -> Option<f64> {
+/// Text read as Spark reads a string cast to double or float: Java's `Double.parseDouble`
+/// (`Float.parseFloat`), then Spark's special literals.
+enum FloatText<'a> {
+    /// A decimal literal without its `f`/`d` suffix, for Rust's correctly rounded parse.
+    Decimal(&'a str),
+    /// An infinity or NaN.
+    Special(f64),
+    /// A hexadecimal literal: `mantissa * 2^exponent`, negated when `negative`; `sticky` when
+    /// non-zero digits past the mantissa's 30 were dropped.
+    Hex {
+        negative: bool,
+        mantissa: u128,
+        sticky: bool,
+        exponent: i64,
+    },
+}
+
+/// Spark's spellings of infinities and NaN (`processFloatingPointSpecialLiterals`, any case)
+/// and Java's (`[+-]NaN`, `[+-]Infinity`).
+fn special_float(t: &str) -> Option<f64> {
+    let any_case = |names: &[&str]| names.iter().any(|n| t.eq_ignore_ascii_case(n));
+    if any_case(&["inf", "+inf", "infinity", "+infinity"]) {
+        Some(f64::INFINITY)
+    } else if any_case(&["-inf", "-infinity"]) {
+        Some(f64::NEG_INFINITY)
+    } else if any_case(&["nan"]) || t == "+NaN" || t == "-NaN" {
+        Some(f64::NAN)
+    } else {
+        None
+    }
+}
+
+/// Reads `s` as Java's `Double.parseDouble` grammar (trimmed; `[+-]`; digits with an optional
+/// fraction and exponent, or `0x` hex digits with a `p` exponent; an optional `f`/`F`/`d`/`D`),
+/// or as a special literal.
+fn float_text(s: &str) -> Option<FloatText<'_>> {
     let t = spark_trim(s);
-    let body = t.strip_prefix(['+', '-']).unwrap_or(t);
-    let ok = !body.is_empty()
-        && (body
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
-            || ["inf", "infinity", "nan"].contains(&body.to_ascii_lowercase().as_str()));
-    if !ok {
+    if let Some(special) = special_float(t) {
+        return Some(FloatText::Special(special));
+    }
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let negative = t.starts_with('-');
+    let body = unsigned
+        .strip_suffix(['f', 'F', 'd', 'D'])
+        .unwrap_or(unsigned);
+    if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        return hex_float(negative, hex);
+    }
+    let b = body.as_bytes();
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let int = digits(0);
+    let mut pos = int;
+    let mut frac = 0;
+    if b.get(pos) == Some(&b'.') {
+        frac = digits(pos + 1);
+        pos += 1 + frac;
+    }
+    if int + frac == 0 {
         return None;
     }
-    t.parse().ok()
+    if matches!(b.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        if matches!(b.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        let exp = digits(pos);
+        if exp == 0 {
+            return None;
+        }
+        pos += exp;
+    }
+    if pos != b.len() {
+        return None;
+    }
+    Some(FloatText::Decimal(
+        &t[..t.len() - unsigned.len() + body.len()],
+    ))
+}
+
+/// The part of a hexadecimal literal after `0x`: hex digits with an optional `.` fraction, then
+/// `p` and a decimal exponent of two.
+fn hex_float(negative: bool, hex: &str) -> Option<FloatText<'_>> {
+    const MAX_DIGITS: u32 = 30;
+    let (digits, exp_text) = hex.split_once(['p', 'P'])?;
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if int.len() + frac.len() == 0 {
+        return None;
+    }
+    let exp_digits = exp_text.strip_prefix(['+', '-']).unwrap_or(exp_text);
+    if exp_digits.is_empty() || !exp_digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // Exponents past any double's range saturate (the value is then 0 or infinite).
+    let mut exponent = exp_digits
+        .bytes()
+        .fold(0i64, |e, c| (e * 10 + i64::from(c - b'0')).min(1 << 20));
+    if exp_text.starts_with('-') {
+        exponent = -exponent;
+    }
+    let (mut mantissa, mut taken, mut sticky) = (0u128, 0u32, false);
+    for (c, in_fraction) in int
+        .bytes()
+        .map(|c| (c, false))
+        .chain(frac.bytes().map(|c| (c, true)))
+    {
+        let d = char::from(c).to_digit(16)?;
+        if taken < MAX_DIGITS && (mantissa != 0 || d != 0) {
+            mantissa = mantissa * 16 + u128::from(d);
+            taken += 1;
+            exponent -= if in_fraction { 4 } else { 0 };
+        } else if mantissa == 0 {
+            // A leading zero.
+            exponent -= if in_fraction { 4 } else { 0 };
+        } else {
+            sticky |= d != 0;
+            exponent += if in_fraction { 0 } else { 4 };
+        }
+    }
+    Some(FloatText::Hex {
+        negative,
+        mantissa,
+        sticky,
+        exponent,
+    })
+}
+
+/// `mantissa * 2^exponent` rounded (to nearest, ties to even; `sticky` breaks ties upward) to a
+/// binary float of `precision` bits and exponents from `min_exponent` to `max_exponent`, as f64.
+fn round_binary(mantissa: u128, sticky: bool, exponent: i64, format: (u32, i64, i64)) -> f64 {
+    let (precision, min_exponent, max_exponent) = format;
+    if mantissa == 0 {
+        return 0.0;
+    }
+    let bits = i64::from(128 - mantissa.leading_zeros());
+    let top = bits - 1 + exponent;
+    if top > max_exponent {
+        return f64::INFINITY;
+    }
+    // Subnormal results keep fewer bits.
+    let keep = i64::from(precision) - (min_exponent - top).max(0);
+    let shift = bits - keep;
+    let (q, scale) = if shift <= 0 {
+        (mantissa, exponent)
+    } else if shift > 128 {
+        (0, exponent + shift)
+    } else {
+        let q = mantissa.checked_shr(shift as u32).unwrap_or(0);
+        let rest = mantissa & (u128::MAX >> (128 - shift));
+        let half = 1u128 << (shift - 1);
+        let up = rest > half || (rest == half && (sticky || q & 1 == 1));
+        (q + u128::from(up), exponent + shift)
+    };
+    // `q` has at most `precision` + 1 bits and the scaling is by a power of two: exact, or
+    // infinite past the largest value.
+    let mut value = q as f64;
+    let mut n = scale;
+    while n > 1000 && value.is_finite() {
+        value *= 2f64.powi(1000);
+        n -= 1000;
+    }
+    while n < -1000 {
+        value *= 2f64.powi(-1000);
+        n += 1000;
+    }
+    value * 2f64.powi(n as i32)
+}
+
+/// Spark's string to double (Java's `Double.parseDouble`, then `inf`/`infinity`/`nan` in any
+/// case): `1.5`, `.5`, `1.`, `1e3`, `1d`, `1.5f`, `0x1.8p1`; surrounding whitespace allowed.
+pub(crate) fn parse_double(s: &str) -> Option<f64> {
+    match float_text(s)? {
+        FloatText::Decimal(text) => text.parse().ok(),
+        FloatText::Special(v) => Some(v),
+        FloatText::Hex {
+            negative,
+            mantissa,
+            sticky,
+            exponent,
+        } => {
+            let v = round_binary(mantissa, sticky, exponent, (53, -1022, 1023));
+            Some(if negative { -v } else { v })
+        }
+    }
+}
+
+/// Spark's string to float (Java's `Float.parseFloat`, rounded once to a float), in the forms
+/// of [`parse_double`].
+pub(crate) fn parse_float(s: &str) -> Option<f32> {
+    match float_text(s)? {
+        FloatText::Decimal(text) => text.parse().ok(),
+        FloatText::Special(v) => Some(v as f32),
+        FloatText::Hex {
+            negative,
+            mantissa,
+            sticky,
+            exponent,
+        } => {
+            // Rounded to a float's 24 bits and exponents, so the narrowing is exact.
+            let v = round_binary(mantissa, sticky, exponent, (24, -126, 127)) as f32;
+            Some(if negative { -v } else { v })
+        }
+    }
 }
 
 /// Parses decimal text (`-12.5`, `1e3`, `.5`) to (negative, significant digits, exponent) so
@@ -208,6 +396,81 @@ mod tests {
         assert_eq!(parse_double("Infinity"), Some(f64::INFINITY));
         assert!(parse_double("NaN").unwrap().is_nan());
         assert_eq!(parse_double("abc"), None);
+        // Java's `Double.parseDouble` forms and Spark's special literals; each expectation is
+        // what Spark 4.3 gave for `try_variant_get(parse_json('"<text>"'), '$', 'double')`.
+        for (text, value) in [
+            ("1d", 1.0),
+            ("1.5f", 1.5),
+            ("1D", 1.0),
+            ("1F", 1.0),
+            ("1e3d", 1000.0),
+            (" 1d ", 1.0),
+            ("1.", 1.0),
+            (".5", 0.5),
+            ("0x1p3", 8.0),
+            ("0X1P3", 8.0),
+            ("0x1.8p1", 3.0),
+            ("-0x1p-2", -0.25),
+            ("1e400", f64::INFINITY),
+            ("4.9e-325", 0.0),
+            ("INF", f64::INFINITY),
+            ("+inf", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("-INFINITY", f64::NEG_INFINITY),
+        ] {
+            assert_eq!(parse_double(text), Some(value), "{text:?}");
+            assert_eq!(parse_float(text), Some(value as f32), "{text:?}");
+        }
+        for text in ["-NaN", "+NaN", "NaN", "nan"] {
+            assert!(parse_double(text).unwrap().is_nan(), "{text:?}");
+        }
+        for text in [
+            "0x10",
+            "0x1p",
+            "+nan",
+            "-nan",
+            "infinityd",
+            "1_0",
+            ".",
+            "e3",
+            "1e",
+            "1.5dd",
+            "1 d",
+            "\u{663}",
+            "0x",
+            "0xp1",
+            "0x1p+",
+            "d",
+            "-",
+            "",
+        ] {
+            assert_eq!(parse_double(text), None, "{text:?}");
+            assert_eq!(parse_float(text), None, "{text:?}");
+        }
+        // Hexadecimal literals round once, to nearest and ties to even (hand-computed): 2^53 + 1
+        // is a tie between 2^53 and 2^53 + 2, 2^53 + 3 rounds up, and a non-zero digit past the
+        // kept ones breaks a tie upward.
+        assert_eq!(parse_double("0x20000000000001p0"), Some(9007199254740992.0));
+        assert_eq!(parse_double("0x20000000000003p0"), Some(9007199254740996.0));
+        assert_eq!(
+            parse_double("0x20000000000001000000000000000001p-72"),
+            Some(9007199254740994.0)
+        );
+        // The smallest subnormal and half of it (a tie, to the even zero); the largest double
+        // and past it.
+        assert_eq!(parse_double("0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(parse_double("0x1p-1075"), Some(0.0));
+        assert_eq!(parse_double("0x1.8p-1075"), Some(f64::from_bits(1)));
+        assert_eq!(parse_double("0x1.fffffffffffffp1023"), Some(f64::MAX));
+        assert_eq!(parse_double("0x1p1024"), Some(f64::INFINITY));
+        assert_eq!(
+            parse_double("0x1p99999999999999999999"),
+            Some(f64::INFINITY)
+        );
+        assert_eq!(parse_double("0x1p-99999999999999999999"), Some(0.0));
+        assert_eq!(parse_float("0x1p-149"), Some(f32::from_bits(1)));
+        assert_eq!(parse_float("0x1.000001p0"), Some(1.0));
+        assert_eq!(parse_float("0x1.000003p0"), Some(1.0 + 2.0 * f32::EPSILON));
         assert_eq!(parse_decimal("1.5", 10, 0), Some(2));
         assert_eq!(parse_decimal("-1.235", 3, 2), Some(-124));
         assert_eq!(parse_decimal("1e3", 10, 0), Some(1000));

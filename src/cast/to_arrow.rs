@@ -17,7 +17,7 @@ use super::datetime::{
 };
 use super::numeric::{
     decimal_to_f32, decimal_to_f64, double_to_decimal, exact_decimal, parse_boolean, parse_decimal,
-    parse_double, parse_integral, pow10, rescale,
+    parse_double, parse_float, parse_integral, pow10, rescale,
 };
 use super::target_type::sql_type_name;
 use crate::arrow_nested::grown_offset;
@@ -724,10 +724,7 @@ pub(super) fn to_f64(v: &Value<'_>) -> Option<f64> {
 fn to_f32(v: &Value<'_>) -> Option<f32> {
     Some(match *v {
         Value::Float(f) => f,
-        Value::String(s) => super::numeric::spark_trim(s)
-            .parse()
-            .ok()
-            .filter(|_| parse_double(s).is_some())?,
+        Value::String(s) => parse_float(s)?,
         Value::Int8(i) => i as f32,
         Value::Int16(i) => i as f32,
         Value::Int32(i) => i as f32,
