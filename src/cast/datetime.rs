@@ -241,21 +241,29 @@ fn parse_timestamp_text(s: &str) -> Option<TimestampText<'_>> {
 }
 
 impl TimestampText<'_> {
-    /// The time of day in microseconds, if hours, minutes and seconds are in range
-    /// (`LocalTime.of`'s checks).
-    fn micros_of_day(&self) -> Option<i64> {
+    /// The written date in days since the epoch, if it is a date (`LocalDate.of`'s checks).
+    fn written_date(&self) -> Option<i64> {
+        let [year, month, day, ..] = self.segments;
+        civil_days(year, month, day)
+    }
+
+    /// Local microseconds of the written time on `days`, if hours, minutes and seconds are in
+    /// range (`LocalTime.of`'s checks).
+    fn on_day(&self, days: i64) -> Option<i64> {
         let [_, _, _, hour, minute, second, micros] = self.segments;
         if hour > 23 || minute > 59 || second > 59 {
             return None;
         }
-        Some(((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND + micros)
+        let time = ((hour * 60 + minute) * 60 + second) * MICROS_PER_SECOND + micros;
+        days.checked_mul(MICROS_PER_DAY)?.checked_add(time)
     }
 
-    /// The zone written in the text, if any, as Spark resolves it (None if it is not a zone).
-    fn written_zone(&self) -> Option<Option<SessionTimeZone>> {
+    /// The zone written in the text as Spark resolves it, else `default`; None if the written
+    /// zone is not a zone.
+    fn zone_or(&self, default: &SessionTimeZone) -> Option<SessionTimeZone> {
         match self.zone {
-            None => Some(None),
-            Some(text) => java_zone_id(text).map(Some),
+            None => Some(default.clone()),
+            Some(text) => java_zone_id(text),
         }
     }
 }
@@ -392,31 +400,24 @@ fn today_in(zone: &SessionTimeZone) -> Option<i64> {
 /// are in `tz`; a time alone is on today's date in its zone.
 pub(crate) fn parse_timestamp(s: &str, tz: &SessionTimeZone) -> Option<i64> {
     let text = parse_timestamp_text(s)?;
-    let zone = text.written_zone()?.unwrap_or_else(|| tz.clone());
-    let [year, month, day, ..] = text.segments;
+    let zone = text.zone_or(tz)?;
     let days = if text.just_time {
         today_in(&zone)?
     } else {
-        civil_days(year, month, day)?
+        text.written_date()?
     };
-    let local = days
-        .checked_mul(MICROS_PER_DAY)?
-        .checked_add(text.micros_of_day()?)?;
-    local_to_utc(local, &zone)
+    local_to_utc(text.on_day(days)?, &zone)
 }
 
 /// Spark's string to timestamp_ntz (`stringToTimestampWithoutTimeZone`; local microseconds): a
 /// zone in the text must be a zone and is then ignored; a time alone has no date and is None.
 pub(crate) fn parse_timestamp_ntz(s: &str) -> Option<i64> {
     let text = parse_timestamp_text(s)?;
-    text.written_zone()?;
+    text.zone_or(&SessionTimeZone::utc())?;
     if text.just_time {
         return None;
     }
-    let [year, month, day, ..] = text.segments;
-    civil_days(year, month, day)?
-        .checked_mul(MICROS_PER_DAY)?
-        .checked_add(text.micros_of_day()?)
+    text.on_day(text.written_date()?)
 }
 
 #[cfg(test)]

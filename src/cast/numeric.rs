@@ -245,41 +245,42 @@ fn round_binary(mantissa: u128, sticky: bool, exponent: i64, format: (u32, i64, 
     value * 2f64.powi(n as i32)
 }
 
+impl FloatText<'_> {
+    /// The value as a `T` of `format` (bits of precision, least and greatest exponent):
+    /// decimals by Rust's correctly rounded parse, hex rounded once to the format, so that
+    /// `narrow` from f64 is exact.
+    fn value<T: std::str::FromStr>(
+        self,
+        format: (u32, i64, i64),
+        narrow: fn(f64) -> T,
+    ) -> Option<T> {
+        let v = match self {
+            FloatText::Decimal(text) => return text.parse().ok(),
+            FloatText::Special(v) => v,
+            FloatText::Hex {
+                negative,
+                mantissa,
+                sticky,
+                exponent,
+            } => {
+                let v = round_binary(mantissa, sticky, exponent, format);
+                if negative { -v } else { v }
+            }
+        };
+        Some(narrow(v))
+    }
+}
+
 /// Spark's string to double (Java's `Double.parseDouble`, then `inf`/`infinity`/`nan` in any
 /// case): `1.5`, `.5`, `1.`, `1e3`, `1d`, `1.5f`, `0x1.8p1`; surrounding whitespace allowed.
 pub(crate) fn parse_double(s: &str) -> Option<f64> {
-    match float_text(s)? {
-        FloatText::Decimal(text) => text.parse().ok(),
-        FloatText::Special(v) => Some(v),
-        FloatText::Hex {
-            negative,
-            mantissa,
-            sticky,
-            exponent,
-        } => {
-            let v = round_binary(mantissa, sticky, exponent, (53, -1022, 1023));
-            Some(if negative { -v } else { v })
-        }
-    }
+    float_text(s)?.value((53, -1022, 1023), |v| v)
 }
 
 /// Spark's string to float (Java's `Float.parseFloat`, rounded once to a float), in the forms
 /// of [`parse_double`].
 pub(crate) fn parse_float(s: &str) -> Option<f32> {
-    match float_text(s)? {
-        FloatText::Decimal(text) => text.parse().ok(),
-        FloatText::Special(v) => Some(v as f32),
-        FloatText::Hex {
-            negative,
-            mantissa,
-            sticky,
-            exponent,
-        } => {
-            // Rounded to a float's 24 bits and exponents, so the narrowing is exact.
-            let v = round_binary(mantissa, sticky, exponent, (24, -126, 127)) as f32;
-            Some(if negative { -v } else { v })
-        }
-    }
+    float_text(s)?.value((24, -126, 127), |v| v as f32)
 }
 
 /// Parses decimal text (`-12.5`, `1e3`, `.5`) to (negative, significant digits, exponent) so
